@@ -1,0 +1,49 @@
+"""Errors a user can cause, and the one place that turns them into a clean message.
+
+A researcher who points the framework at a malformed file or a missing model must see one line that
+names the file, the line and the fix — never a traceback. Every module raises a ``UserError`` (or a
+subclass) for such mistakes; command-line entry points wrap their ``main`` with ``exit_on_user_error``.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
+
+
+class UserError(Exception):
+    """A mistake in the user's input or configuration, with a location and a fix."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
+                 fix: str | None = None):
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.fix = fix
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path + (f":{self.line}" if self.line is not None else "") + ": "
+        text = f"{where}{self.message}"
+        if self.fix:
+            text += f" Fix: {self.fix}"
+        return text
+
+
+def exit_on_user_error(main: Callable[..., T]) -> Callable[..., T]:
+    """Run ``main``; on a ``UserError`` print ``error: <message>`` to stderr and exit with status 2."""
+
+    @functools.wraps(main)
+    def wrapper(*args, **kwargs):
+        try:
+            return main(*args, **kwargs)
+        except UserError as err:
+            print(f"error: {err}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    return wrapper
