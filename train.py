@@ -1,0 +1,41 @@
+"""The one entry point: ``python train.py task=span-f encoder=alberto``.
+
+Hydra composes ``conf/``; ``run(cfg)`` picks the runner that the task config names for the chosen mode
+(``mode=finetune`` or ``mode=zero-shot``) and returns its metrics, so sweeps can optimise them.
+"""
+from __future__ import annotations
+
+import sys
+
+import hydra
+from omegaconf import DictConfig
+
+from common.errors import UserError
+from common.resolvers import register_resolvers
+
+register_resolvers()
+
+
+def run(cfg: DictConfig) -> dict[str, float]:
+    """Run the configured task and mode; return a flat dict of metrics."""
+    runners = cfg.task.get("runners") or {}
+    if cfg.mode.name not in runners:
+        raise UserError(f"task {cfg.task.name!r} has no {cfg.mode.name!r} mode",
+                        fix=f"choose mode= one of {sorted(runners)}")
+    runner = hydra.utils.instantiate(runners[cfg.mode.name])
+    return runner(cfg)
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="train")
+def main(cfg: DictConfig) -> float | None:
+    try:
+        metrics = run(cfg)
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    objective = cfg.get("optimized_metric")
+    return metrics.get(objective) if objective else None
+
+
+if __name__ == "__main__":
+    main()
