@@ -1,0 +1,154 @@
+"""What MVML and MVMD share: the encoder, the optimiser recipe, metric logging and the collapse alarm.
+
+The optimiser and schedule come in as Hydra partials (``_partial_: true``), so the MaChAmp recipe
+(AdamW β=(0.9, 0.99), lr 1e-4, weight decay 0.01, slanted triangular schedule) lives in config and
+any of it can be overridden from the command line. This class only decides *which* parameters get
+which learning rate:
+- ``discriminative_decay``: encoder layer ``l`` of ``L`` trains at ``lr · decay^(L − l)``, the
+  embeddings (l = 0) lowest; task heads at the base lr (ULMFiT / MaChAmp).
+- ``head_lr``: an absolute learning rate for the task heads (``None``: the optimiser's lr).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Callable
+
+import lightning as L
+import torch
+from lightning.pytorch.utilities import rank_zero_warn
+from torch import nn
+
+from models.encoder import ChunkedEncoder
+from models.layer_groups import encoder_layer_groups
+from models.unfreezing import GradualUnfreezing
+
+COLLAPSE_FRACTION = 0.05
+
+
+def build_encoder(encoder: ChunkedEncoder | Mapping | None) -> ChunkedEncoder:
+    """A ``ChunkedEncoder`` from itself, its config (a mapping, with or without ``_target_``) or ``None``."""
+    if isinstance(encoder, nn.Module):
+        return encoder
+    if encoder is None:
+        return ChunkedEncoder()
+    config = dict(encoder)
+    if "_target_" in config:
+        from hydra.utils import instantiate
+
+        return instantiate(config)
+    return ChunkedEncoder(**config)
+
+
+def default_optimizer(params, **overrides) -> torch.optim.Optimizer:
+    """MaChAmp's AdamW, for code that builds a model without Hydra."""
+    settings = {"lr": 1e-4, "betas": (0.9, 0.99), "weight_decay": 0.01, **overrides}
+    return torch.optim.AdamW(params, **settings)
+
+
+class FallacyModule(L.LightningModule):
+    """Base LightningModule; subclasses define ``heads_parameters()``, the steps and ``prediction_counts``."""
+
+    def __init__(self, encoder: ChunkedEncoder | Mapping | None = None,
+                 optimizer: Callable[..., torch.optim.Optimizer] | None = None,
+                 scheduler: Callable[..., Any] | None = None,
+                 discriminative_decay: float | None = None, gradual_unfreezing: bool = False,
+                 head_lr: float | None = None, val_metric=None):
+        super().__init__()
+        self.encoder = build_encoder(encoder)
+        self.optimizer_factory = optimizer or default_optimizer
+        self.scheduler_factory = scheduler
+        self.discriminative_decay = discriminative_decay
+        self.gradual_unfreezing = gradual_unfreezing
+        self.head_lr = head_lr
+        self.val_metric = val_metric
+        self.test_metric = val_metric.clone() if val_metric is not None else None
+        self._counts = {"val": [0, 0], "test": [0, 0]}  # predicted, gold (spans or labels)
+
+    def record_encoder_hparams(self) -> None:
+        """Put the encoder's identity into the checkpoint's hyperparameters (it is not pickled there)."""
+        self.hparams["encoder_name"] = self.encoder.name_or_path
+        self.hparams["encoder_max_length"] = self.encoder.max_length
+
+    # --- optimisation ------------------------------------------------------------------------------
+    def encoder_layer_groups(self) -> list[list[nn.Parameter]]:
+        return encoder_layer_groups(self.encoder.model)
+
+    def heads_parameters(self) -> list[nn.Parameter]:
+        encoder_ids = {id(p) for p in self.encoder.parameters()}
+        return [p for p in self.parameters() if id(p) not in encoder_ids]
+
+    def parameter_groups(self) -> tuple[list[dict], list[float | None]]:
+        """Optimiser groups and, per group, an lr multiplier (or an absolute lr for the heads)."""
+        groups = self.encoder_layer_groups()
+        top = len(groups) - 1
+        param_groups, lrs = [], []
+        for level, parameters in enumerate(groups):
+            if parameters:
+                param_groups.append({"params": parameters, "name": f"encoder.{level}"})
+                factor = self.discriminative_decay ** (top - level) if self.discriminative_decay else 1.0
+                lrs.append(("factor", factor))
+        param_groups.append({"params": self.heads_parameters(), "name": "heads"})
+        lrs.append(("absolute", self.head_lr) if self.head_lr is not None else ("factor", 1.0))
+        return param_groups, lrs
+
+    def configure_optimizers(self):
+        param_groups, lrs = self.parameter_groups()
+        optimizer = self.optimizer_factory(param_groups)
+        for group, (kind, value) in zip(optimizer.param_groups, lrs):
+            group["lr"] = value if kind == "absolute" else group["lr"] * value
+        if self.scheduler_factory is None:
+            return optimizer
+        total_steps = int(self.trainer.estimated_stepping_batches)
+        scheduler = self.scheduler_factory(optimizer, total_steps=total_steps)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    def configure_callbacks(self):
+        return [GradualUnfreezing()] if self.gradual_unfreezing else []
+
+    # --- evaluation --------------------------------------------------------------------------------
+    def metric_for(self, split: str):
+        return self.val_metric if split == "val" else self.test_metric
+
+    def count_predictions(self, split: str, predicted: int, gold: int) -> None:
+        self._counts[split][0] += predicted
+        self._counts[split][1] += gold
+
+    def on_validation_epoch_start(self) -> None:
+        self._counts["val"] = [0, 0]
+
+    def on_test_epoch_start(self) -> None:
+        self._counts["test"] = [0, 0]
+
+    def on_validation_epoch_end(self) -> None:
+        self._finish_epoch("val")
+
+    def on_test_epoch_end(self) -> None:
+        self._finish_epoch("test")
+
+    def _finish_epoch(self, split: str) -> None:
+        metric = self.metric_for(split)
+        if metric is not None and getattr(metric, "update_called", True):
+            result = metric.compute()
+            for view, scores in result.items():
+                for name, value in scores.items():
+                    self.log(f"{split}/{view}/{name}", float(value), sync_dist=True)
+            self.log(f"{split}/f1", float(result["avg"]["f1"]), prog_bar=True, sync_dist=True)
+            metric.reset()
+        self._warn_if_collapsed(split)
+
+    def _warn_if_collapsed(self, split: str) -> None:
+        """The 40-CRF collapse (every decoder says O) looks fine in the loss; say so loudly."""
+        predicted, gold = self._counts[split]
+        if self.trainer is not None and self.trainer.sanity_checking:
+            return
+        if gold > 0 and predicted < COLLAPSE_FRACTION * gold:
+            what = self.unit_name
+            rank_zero_warn(
+                f"{split}: the model predicted {predicted} {what} where the gold data has {gold} "
+                f"(< {COLLAPSE_FRACTION:.0%}); its decoders may have collapsed to predicting nothing. "
+                "Try a higher model.head_lr, a lower model.o_bias, a lower learning rate for the encoder, "
+                "or more epochs.")
+        self.log(f"{split}/predicted_{self.unit_name}", float(predicted), sync_dist=True)
+        self.log(f"{split}/gold_{self.unit_name}", float(gold), sync_dist=True)
+
+    unit_name = "items"

