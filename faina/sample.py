@@ -114,7 +114,15 @@ class _PostBuilder:
         elif slot == "AUTH":
             self.tokens += tokenize(self.rng.choice(lex.AUTHORITIES))
         else:
-            self.tokens += tokenize(self.rng.choice(lex.SLOTS[self.topic][slot]))
+            self._append_phrase(tokenize(self.rng.choice(lex.SLOTS[self.topic][slot])))
+
+    def _append_phrase(self, words: list[str]) -> None:
+        """Append a slot filler, merging "di" + "il" into "del" and the like, as Italian writes them."""
+        merged = lex.ARTICULATED.get((self.tokens[-1], words[0])) if self.tokens else None
+        if merged:
+            self.tokens[-1] = merged
+            words = words[1:]
+        self.tokens += words
 
 
 def _label_quotas(total: int) -> list[str]:

@@ -45,6 +45,15 @@ SLOTS: dict[str, dict[str, list[str]]] = {
     },
 }
 
+# Preposition + article -> articulated preposition, applied where a slot phrase follows "a" / "di"
+# ("chi crede a il governo" -> "chi crede al governo").
+ARTICULATED: dict[tuple[str, str], str] = {
+    (prep, article): stem + ending
+    for prep, stem in (("a", "a"), ("di", "de"))
+    for article, ending in (("il", "l"), ("lo", "llo"), ("la", "lla"), ("i", "i"), ("gli", "gli"), ("le", "lle"),
+                            ("l'", "ll'"))
+}
+
 AUTHORITIES: list[str] = ["un premio Nobel", "un famoso professore di Harvard", "il più grande esperto mondiale",
                           "uno scienziato americano", "il professor Bianchi", "un primario di Milano"]
 

@@ -1,7 +1,11 @@
 """The synthetic sample corpus: deterministic, in Faina's layout, and shaped like Faina."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 from statistics import mean
 
 import pytest
@@ -43,6 +47,14 @@ def test_committed_sample_equals_a_fresh_generation(tmp_path):
         assert (default_sample_dir() / file).read_bytes() == (tmp_path / file).read_bytes(), \
             f"{file} is stale: run `python -m faina.sample faina/sample_data --unlabelled`"
     assert "synthetic" in (default_sample_dir() / "README.md").read_text(encoding="utf-8").lower()
+
+
+def test_bytes_do_not_depend_on_hash_randomisation(tmp_path):
+    """A fresh interpreter with another PYTHONHASHSEED writes the committed bytes (no set-order dependence)."""
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    subprocess.run([sys.executable, "-m", "faina.sample", str(tmp_path)], check=True, env=env,
+                   cwd=Path(__file__).resolve().parents[2], capture_output=True)
+    assert (tmp_path / "sample.conll").read_bytes() == (default_sample_dir() / "sample.conll").read_bytes()
 
 
 def test_committed_files_read_back_to_the_generated_records(corpus):
