@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 from common.errors import UserError
 from faina.labels import LabelInventory
-from faina.records import Post, Span, SpanCorpus
+from faina.records import Post, Span, SpanCorpus, span_order
 from faina.textfile import read_lines
 
 HEADER_KEYS = ("post_id", "post_date", "post_topic_keywords", "post_text")
@@ -84,7 +84,7 @@ class _PostParser:
         for view in range(len(self.open)):
             for label in list(self.open[view]):
                 self._close(view, label)
-        return tuple(tuple(sorted(view, key=lambda s: (s.first, s.label))) for view in self.spans)
+        return tuple(tuple(sorted(view, key=span_order)) for view in self.spans)
 
 
 def read_conll(path: str | Path, inventory: LabelInventory | None = None, *, repair: bool = False,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from faina.labels import LabelInventory
-from faina.records import Post, PostCorpus, PostRow, Span, SpanCorpus
+from faina.records import Post, PostCorpus, PostRow, Span, SpanCorpus, span_order
 
 
 def coarse_spans(spans: Iterable[Span], inventory: LabelInventory) -> tuple[Span, ...]:
@@ -28,7 +28,7 @@ def coarse_spans(spans: Iterable[Span], inventory: LabelInventory) -> tuple[Span
                 merged.append(Span(first, last, category))
                 first, last = f, l
         merged.append(Span(first, last, category))
-    return tuple(sorted(merged, key=lambda s: (s.first, s.label)))
+    return tuple(sorted(merged, key=span_order))
 
 
 def coarse_post(post: Post, inventory: LabelInventory) -> Post:

@@ -25,6 +25,11 @@ class Span:
         return range(self.first, self.last + 1)
 
 
+def span_order(span: Span) -> tuple[int, str]:
+    """The file order of spans in a view: by first token, then label name (as cells list their tags)."""
+    return span.first, span.label
+
+
 @dataclass(frozen=True)
 class Post:
     """A post of the span-level (CoNLL) file.
@@ -53,7 +58,7 @@ class Post:
 
     def with_spans(self, spans: Sequence[Sequence[Span]]) -> "Post":
         """A copy with new spans per view (e.g. predictions), sorted as the file layout orders them."""
-        return replace(self, spans=tuple(tuple(sorted(view)) for view in spans))
+        return replace(self, spans=tuple(tuple(sorted(view, key=span_order)) for view in spans))
 
 
 @dataclass(frozen=True)

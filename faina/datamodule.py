@@ -1,0 +1,51 @@
+"""LightningDataModule over pre-encoded posts and one fold's split.
+
+Encoding happens once per experiment (``faina.features``); each fold only chooses indices, so five folds
+tokenise the corpus once. The test loader is the fold's held-out posts (k-fold) or the unlabelled file
+(cv=official); predictions carry ``post_index`` back to the records they came from.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import lightning.pytorch as pl
+import torch
+from torch.utils.data import DataLoader
+
+from faina.features import Collator
+from faina.folds import FoldSplit
+
+
+class FainaDataModule(pl.LightningDataModule):
+    def __init__(self, features: Sequence[dict], split: FoldSplit, pad_token_id: int, batch_size: int = 32,
+                 num_workers: int = 0, predict_features: Sequence[dict] | None = None, seed: int = 0):
+        super().__init__()
+        self.features = features
+        self.split = split
+        self.collate = Collator(pad_token_id)
+        self.batch_size = batch_size
+        self.num_workers = num_workers
+        self.predict_features = predict_features
+        self.seed = seed
+
+    def _loader(self, features: Sequence[dict], shuffle: bool) -> DataLoader:
+        generator = torch.Generator().manual_seed(self.seed) if shuffle else None
+        return DataLoader(list(features), batch_size=self.batch_size, shuffle=shuffle, collate_fn=self.collate,
+                          num_workers=self.num_workers, generator=generator)
+
+    def _subset(self, indices: Sequence[int]) -> list[dict]:
+        return [self.features[i] for i in indices]
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader(self._subset(self.split.train), shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader(self._subset(self.split.dev), shuffle=False)
+
+    def test_dataloader(self) -> DataLoader:
+        return self._loader(self._subset(self.split.test), shuffle=False)
+
+    def predict_dataloader(self) -> DataLoader:
+        if self.predict_features is not None:
+            return self._loader(self.predict_features, shuffle=False)
+        return self.test_dataloader()

@@ -1,0 +1,161 @@
+"""Cross-validated training of MVML/MVMD on a Faina-format dataset: the runner behind ``train.py``.
+
+For each fold: train on the fold's train part, select the checkpoint with the best dev F1, predict the
+held-out posts, write them in the official file layout, score them with the official-parity evaluator,
+and write the fold's metrics atomically (a rerun skips folds whose metrics exist; an interrupted fold
+resumes from its last checkpoint). Then mean ± std over folds is printed and saved (Markdown and JSON).
+With ``cv=official`` the single model predicts the unlabelled ``data.test_path`` as a submission file.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import hydra
+import lightning.pytorch as pl
+from omegaconf import DictConfig, OmegaConf
+
+from common.errors import UserError
+from common.io import atomic_write_json, atomic_write_text
+from faina.datamodule import FainaDataModule
+from faina.folds import FoldSplit, kfold_splits, label_matrix, official_split
+from faina.levels import LEVELS, subset
+from faina.model_io import build_model, export_model, load_state_dict, load_tokenizer
+from faina.results import flat_metrics, markdown_table, summarise
+from faina.task_data import TaskData, load_task_data
+
+
+def experiment_dir(cfg: DictConfig) -> Path:
+    return Path(cfg.paths.results_dir) / cfg.name
+
+
+def make_splits(cfg: DictConfig, data: TaskData) -> list[FoldSplit]:
+    union = [sorted({label for view in post for label in view}) for post in data.label_sets()]
+    matrix = label_matrix(union, data.labels)
+    if cfg.cv.name == "official":
+        if data.unlabelled is None:
+            raise UserError("cv=official needs a file to predict", fix="set data.test_path=/path/to/test file")
+        return official_split(matrix, cfg.cv.dev_fraction, cfg.seed)
+    return kfold_splits(matrix, cfg.cv.num_folds, cfg.cv.dev_fraction, cfg.seed)
+
+
+def fold_config(cfg: DictConfig, split: FoldSplit, fold_dir: Path) -> DictConfig:
+    """The experiment config with ``fold.*`` filled in, so loggers and callbacks can name the fold."""
+    fold_cfg = OmegaConf.merge(cfg, {"fold": {"index": split.fold, "name": f"fold{split.fold}",
+                                              "dir": str(fold_dir)}})
+    return fold_cfg
+
+
+def instantiate_all(group: DictConfig | None) -> list:
+    return [hydra.utils.instantiate(item) for item in (group or {}).values() if item is not None]
+
+
+def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldSplit, fold_dir: Path,
+             tokenizer, predict_features: list[dict] | None) -> dict:
+    level = LEVELS[data.level]
+    pl.seed_everything(cfg.seed + split.fold, workers=True, verbose=False)
+    fcfg = fold_config(cfg, split, fold_dir)
+    model = build_model(fcfg.model, fcfg.encoder, data.labels, data.num_views, data.inventory)
+    datamodule = FainaDataModule(features, split, tokenizer.pad_token_id, batch_size=cfg.loader.batch_size,
+                                 num_workers=cfg.loader.num_workers, predict_features=predict_features,
+                                 seed=cfg.seed + split.fold)
+    loggers = instantiate_all(fcfg.get("logger"))
+    callbacks = instantiate_all(fcfg.get("callbacks"))
+    trainer: pl.Trainer = hydra.utils.instantiate(fcfg.trainer, logger=loggers or False, callbacks=callbacks,
+                                                  default_root_dir=str(fold_dir))
+    last = fold_dir / "checkpoints" / "last.ckpt"
+    trainer.fit(model, datamodule=datamodule, ckpt_path=str(last) if last.is_file() else None)
+    checkpoint = trainer.checkpoint_callback
+    best_path = checkpoint.best_model_path if checkpoint is not None else ""
+    if best_path:
+        model.load_state_dict(load_state_dict(best_path))
+    outputs = trainer.predict(model, datamodule=datamodule)
+    result: dict = {"fold": split.fold, "train_posts": len(split.train), "dev_posts": len(split.dev),
+                    "best_dev_f1": float(checkpoint.best_model_score) if best_path and checkpoint.best_model_score
+                    is not None else None}
+    if trainer.is_global_zero:
+        export_model(model, fcfg, data.level, data.grain, data.labels, data.num_views, fold_dir)
+        if predict_features is None:
+            gold = subset(data.labelled, split.test)
+            predicted = level.records(data.labelled, split.test, outputs, data.labels, data.num_views)
+            gold_path = level.write(gold, fold_dir / f"gold.{level.file_ext}")
+            pred_path = level.write(predicted, fold_dir / f"predictions.{level.file_ext}")
+            from faina.evaluate import evaluate_files
+
+            result["test"] = evaluate_files(cfg.task.eval_task, gold_path, pred_path, labels=cfg.data.labels)
+            result["test_posts"] = len(split.test)
+        else:
+            corpus = data.unlabelled
+            indices = range(len(predict_features))
+            predicted = level.records(corpus, indices, outputs, data.labels, data.num_views)
+            pred_path = level.write(predicted, fold_dir / f"submission.{level.file_ext}")
+        result["prediction_file"] = str(pred_path)
+        log_fold_end(loggers, result, pred_path)
+        atomic_write_json(fold_dir / "metrics.json", result)
+    return result
+
+
+def log_fold_end(loggers: list, result: dict, prediction_file: Path) -> None:
+    """Final fold metrics to every logger; W&B also gets the prediction file and its run is closed."""
+    flat = {}
+    for mode, views in result.get("test", {}).items():
+        for view, measures in views.items():
+            for measure, value in measures.items():
+                flat[f"test/{mode}/{view}/{measure}"] = value
+    for logger in loggers:
+        if flat:
+            logger.log_metrics(flat)
+        logger.finalize("success")
+        experiment = getattr(logger, "experiment", None)
+        if type(logger).__name__ == "WandbLogger":
+            import wandb
+
+            artifact = wandb.Artifact(f"predictions-{experiment.name}", type="predictions")
+            artifact.add_file(str(prediction_file))
+            experiment.log_artifact(artifact)
+            experiment.finish()
+
+
+def run(cfg: DictConfig) -> dict[str, float]:
+    level = LEVELS[cfg.task.level]
+    exp_dir = experiment_dir(cfg)
+    official = cfg.cv.name == "official"
+    data = load_task_data(cfg.data.train_path, cfg.data.test_path if official else None, cfg.task.level,
+                          cfg.task.grain, cfg.data.labels, cfg.data.repair, cfg.data.name)
+    tokenizer = load_tokenizer(cfg.encoder.name_or_path, trust_remote_code=cfg.encoder.get("trust_remote_code", False))
+    features = level.encode(data.labelled, tokenizer, data.labels, data.num_views)
+    predict_features = level.encode(data.unlabelled, tokenizer, data.labels, data.num_views) if official else None
+    splits = make_splits(cfg, data)
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(exp_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+    wanted = set(cfg.cv.folds) if cfg.cv.get("folds") is not None else None
+    results = []
+    for split in splits:
+        if wanted is not None and split.fold not in wanted:
+            continue
+        fold_dir = exp_dir / f"fold{split.fold}"
+        done = fold_dir / "metrics.json"
+        if done.is_file():
+            print(f"fold {split.fold}: finished earlier, reusing {done}")
+            results.append(json.loads(done.read_text(encoding="utf-8")))
+            continue
+        results.append(run_fold(cfg, data, features, split, fold_dir, tokenizer, predict_features))
+    return report(cfg, exp_dir, results)
+
+
+def report(cfg: DictConfig, exp_dir: Path, results: list[dict]) -> dict[str, float]:
+    dev = [r["best_dev_f1"] for r in results if r.get("best_dev_f1") is not None]
+    metrics: dict[str, float] = {"val/f1_mean": float(sum(dev) / len(dev)) if dev else 0.0}
+    scored = [r["test"] for r in results if "test" in r]
+    if scored:
+        summary = summarise(scored)
+        table = markdown_table(summary, f"{cfg.task.name} · {cfg.encoder.name} · {cfg.data.name}", len(scored))
+        atomic_write_text(exp_dir / "results.md", table)
+        atomic_write_json(exp_dir / "results.json", {"folds": results, "summary": summary})
+        print(table)
+        metrics.update(flat_metrics(summary))
+    else:
+        atomic_write_json(exp_dir / "results.json", {"folds": results})
+        for r in results:
+            print(f"submission written: {r.get('prediction_file')}")
+    return metrics

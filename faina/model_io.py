@@ -1,0 +1,78 @@
+"""Building MVML/MVMD from config, and saving/loading trained models without pickles.
+
+A trained fold is exported as ``model.safetensors`` (weights) plus ``model.json`` (the resolved model
+and encoder configs, labels, views, level and grain), so ``python -m faina.predict`` can rebuild the
+model and never needs the training code's pickled objects. Lightning checkpoints are read with
+``weights_only=True``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import hydra
+import torch
+from omegaconf import DictConfig, OmegaConf
+from safetensors.torch import load_file, save_file
+
+from common.errors import UserError
+from common.io import atomic_write_json
+from faina.labels import LabelInventory
+
+
+def load_tokenizer(name_or_path: str, trust_remote_code: bool = False):
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as err:
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise UserError(f"cannot load the tokenizer of {name_or_path!r} ({reason})",
+                        fix="set encoder.name_or_path to a local model folder (the Hugging Face hub may be "
+                            "unreachable), or use the offline default encoder=minilm") from None
+
+
+def build_model(model_cfg: DictConfig, encoder_cfg: DictConfig, labels, num_views: int,
+                inventory: LabelInventory):
+    """Instantiate the LightningModule of ``model_cfg`` over a fresh encoder."""
+    from models.encoder import ChunkedEncoder
+
+    encoder = ChunkedEncoder(name_or_path=encoder_cfg.name_or_path, max_length=encoder_cfg.max_length,
+                             dropout=model_cfg.get("dropout", 0.2),
+                             trust_remote_code=encoder_cfg.get("trust_remote_code", False))
+    metric = hydra.utils.instantiate(model_cfg.val_metric, inventory=inventory, num_views=num_views)
+    return hydra.utils.instantiate(model_cfg.module, encoder=encoder, num_views=num_views, labels=list(labels),
+                                   val_metric=metric)
+
+
+def load_state_dict(checkpoint_path: str | Path) -> dict[str, torch.Tensor]:
+    """The model weights of a Lightning checkpoint, loaded without unpickling arbitrary objects."""
+    checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=True)
+    return checkpoint["state_dict"]
+
+
+def export_model(model, cfg: DictConfig, level: str, grain: str, labels, num_views: int, fold_dir: Path) -> Path:
+    state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
+    save_file(state, str(fold_dir / "model.safetensors"))
+    meta = {"task": cfg.task.name, "level": level, "grain": grain, "labels": list(labels), "num_views": num_views,
+            "labels_inventory": str(cfg.data.labels),
+            "model": OmegaConf.to_container(cfg.model, resolve=True),
+            "encoder": OmegaConf.to_container(cfg.encoder, resolve=True)}
+    return atomic_write_json(fold_dir / "model.json", meta)
+
+
+def load_exported(model_dir: str | Path):
+    """Rebuild an exported model for prediction: ``(model, meta)``."""
+    model_dir = Path(model_dir)
+    meta_path, weights = model_dir / "model.json", model_dir / "model.safetensors"
+    for path in (meta_path, weights):
+        if not path.is_file():
+            raise UserError("not an exported model folder (missing file)", path=path,
+                            fix="point to a fold folder of a finished run, e.g. results/<name>/fold0")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    inventory = LabelInventory.load(meta["labels_inventory"])
+    model = build_model(OmegaConf.create(meta["model"]), OmegaConf.create(meta["encoder"]), meta["labels"],
+                        meta["num_views"], inventory)
+    model.load_state_dict(load_file(str(weights)))
+    model.eval()
+    return model, meta
