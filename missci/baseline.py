@@ -1,0 +1,81 @@
+"""The paper's random baselines: a class drawn uniformly per R_i, the premise is the claim or p0.
+
+Usage: ``python -m missci.baseline random --premise {claim,p0} --seeds 1 2 3 4 5 [--split test] [--json]``
+Reproduces the official draws: ``random.seed(seed)`` once per run, ``random.choice`` over the 9 class names in
+alphabetical order, arguments and fallacies in file order.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+from typing import Sequence
+
+from common.errors import exit_on_user_error
+from metrics.missci_premise import PremiseMetricConfig
+from missci.classes import CLASS_NAMES
+from missci.cli_options import add_data_options, add_premise_options, premise_config, print_result
+from missci.data import Argument, load_split
+from missci.evaluate import evaluate
+from missci.predictions import FallacyPrediction, RankedPremise
+
+REPORTED = ("p@1", "arg@1", "f1_micro", "meteor", "bertscore", "nli_a", "nli_s")
+
+
+def random_predictions(arguments: list[Argument], premise: str, seed: int) -> list[FallacyPrediction]:
+    rng = random.Random(seed)  # same sequence as random.seed(seed) + random.choice
+    result = []
+    for argument in arguments:
+        text = argument.claim if premise == "claim" else argument.accurate_premise
+        for fallacy in argument.fallacies:
+            result.append(FallacyPrediction(argument.id, fallacy.id,
+                                            [RankedPremise(rng.choice(CLASS_NAMES), text)]))
+    return result
+
+
+def run_random_baseline(arguments: list[Argument], premise: str, seeds: Sequence[int],
+                        premises: PremiseMetricConfig | None) -> dict:
+    per_seed: dict[str, dict[str, float]] = {}
+    models: dict[str, str] = {}
+    unavailable: dict[str, str] = {}
+    for seed in seeds:
+        result = evaluate(arguments, random_predictions(arguments, premise, seed), 1, premises)
+        per_seed[str(seed)] = {k: v for k, v in result["metrics"].items() if k in REPORTED}
+        models, unavailable = result["models"], result["unavailable"]
+    keys = list(next(iter(per_seed.values())))
+    mean = {k: statistics.fmean(m[k] for m in per_seed.values()) for k in keys}
+    std = {k: statistics.pstdev([m[k] for m in per_seed.values()]) if len(per_seed) > 1 else 0.0 for k in keys}
+    return {"seeds": per_seed, "mean": mean, "std": std, "models": models, "unavailable": unavailable,
+            "premise": premise}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m missci.baseline", description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=["random"])
+    parser.add_argument("--premise", choices=["claim", "p0"], default="claim")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    add_data_options(parser)
+    add_premise_options(parser)
+    return parser
+
+
+@exit_on_user_error
+def main(argv: Sequence[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
+    result = run_random_baseline(load_split(args.split, args.data), args.premise, args.seeds, premise_config(args))
+    result["split"] = args.split
+    if args.json:
+        print_result(result, True)
+    else:
+        print(f"random + {args.premise} on {args.split}, seeds {' '.join(map(str, args.seeds))}")
+        for key in result["mean"]:
+            print(f"  {key:<10} {result['mean'][key]:.4f} ± {result['std'][key]:.4f}")
+        for key, model in result["models"].items():
+            print(f"  model for {key}: {model}")
+        for key, reason in result["unavailable"].items():
+            print(f"  {key}: unavailable ({reason})")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Fallacy classification given the gold premise (paper: 454 test rows), zero-shot with any causal LM.
+
+Hydra: ``python train.py task=missci-cls llm=... mode=zero-shot``. Writes
+``<output_dir>/classify-<split>.jsonl`` (one line per interchangeable fallacy: id, gold and predicted class,
+raw output) and ``metrics-classify-<split>.json``; returns accuracy and macro-F1.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from common.io import atomic_write_json, atomic_write_text
+from metrics.missci_classification import classification_metrics
+from missci.data import load_split
+from missci.parser import parse_output
+from missci.prompts import PromptOptions, classification_prompt
+from missci.zero_shot import select
+from models.generation import GenerationSettings, generate
+from models.llm import CausalLMSpec, load_causal_lm
+
+
+def classify_gold_premises(model, tokenizer, arguments, options: PromptOptions, settings: GenerationSettings
+                           ) -> list[dict[str, Any]]:
+    rows = [(a, f, alt) for a in arguments for f in a.fallacies for alt in f.interchangeable]
+    outputs = generate(model, tokenizer, [classification_prompt(a, f, alt.premise, options) for a, f, alt in rows],
+                       settings)
+    return [{"id": alt.id, "fallacy_id": f.id, "gold": alt.fallacy_class,
+             "predicted": parse_output(text).classes[0], "raw_output": text}
+            for (a, f, alt), text in zip(rows, outputs)]
+
+
+def run_classification(*, llm: dict[str, Any], split: str = "dev", data_dir: str | None = None,
+                       prompt: dict[str, Any] | None = None, generation: dict[str, Any] | None = None,
+                       output_dir: str | Path = "outputs/missci", max_arguments: int | None = None,
+                       max_fallacies: int | None = None) -> dict[str, float]:
+    arguments = select(load_split(split, data_dir), max_arguments, max_fallacies)
+    options = PromptOptions(**(prompt or {}))
+    settings = GenerationSettings(**(generation or {}))
+    spec_fields = {f.name for f in dataclasses.fields(CausalLMSpec)}
+    model, tokenizer = load_causal_lm(CausalLMSpec(**{k: v for k, v in llm.items() if k in spec_fields}))
+    rows = classify_gold_premises(model, tokenizer, arguments, options, settings)
+    output_dir = Path(output_dir)
+    atomic_write_text(output_dir / f"classify-{split}.jsonl",
+                      "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    metrics = classification_metrics([r["gold"] for r in rows], [r["predicted"] for r in rows])
+    atomic_write_json(output_dir / f"metrics-classify-{split}.json",
+                      {"metrics": metrics, "rows": len(rows), "split": split, "prompt": options.tag,
+                       "llm": llm.get("name", llm.get("name_or_path"))})
+    return {f"{split}/cls/{k}": v for k, v in metrics.items()}
+
+
+def run(cfg) -> dict[str, float]:
+    from omegaconf import OmegaConf
+    task = OmegaConf.to_container(cfg.task, resolve=True)
+    llm = OmegaConf.to_container(cfg.llm, resolve=True)
+    generation = dict(task.get("generation") or {})
+    if cfg.get("seed") is not None:
+        generation["seed"] = int(cfg.seed)
+    return run_classification(llm=llm, split=task["split"], data_dir=task.get("data_dir"), prompt=task.get("prompt"),
+                              generation=generation, output_dir=task["output_dir"],
+                              max_arguments=task.get("max_arguments"), max_fallacies=task.get("max_fallacies"))

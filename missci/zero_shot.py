@@ -1,0 +1,102 @@
+"""Zero-shot argument reconstruction with any causal LM: prompt for every R_i, parse, write, evaluate.
+
+Hydra: ``python train.py task=missci-gen llm=smollm2 mode=zero-shot`` reaches ``run(cfg)`` through
+``conf/task/missci-gen.yaml``. Unit tests and notebooks call ``reconstruct`` / ``run_zero_shot`` directly.
+Writes ``<output_dir>/predictions-<split>.jsonl`` (format: missci/predictions.py) and
+``<output_dir>/metrics-<split>.json``; returns the flat metric dict.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Any
+
+from common.io import atomic_write_json
+from metrics.missci_premise import PremiseMetricConfig
+from missci.data import Argument, iter_fallacies, load_split
+from missci.evaluate import evaluate
+from missci.parser import parse_output
+from missci.predictions import FallacyPrediction, RankedPremise, write_predictions
+from missci.prompts import PromptOptions, classification_prompt, reconstruction_prompt
+from models.generation import GenerationSettings, generate
+from models.llm import CausalLMSpec, load_causal_lm
+
+log = logging.getLogger(__name__)
+
+
+def select(arguments: list[Argument], max_arguments: int | None = None,
+           max_fallacies: int | None = None) -> list[Argument]:
+    """The first ``max_arguments`` arguments, keeping at most ``max_fallacies`` R_i overall (quick runs)."""
+    chosen, budget = [], max_fallacies
+    for argument in arguments[:max_arguments] if max_arguments else arguments:
+        fallacies = argument.fallacies if budget is None else argument.fallacies[:budget]
+        if not fallacies:
+            break
+        chosen.append(dataclasses.replace(argument, fallacies=tuple(fallacies)))
+        if budget is not None:
+            budget -= len(fallacies)
+    return chosen
+
+
+def reconstruct(model, tokenizer, arguments: list[Argument], options: PromptOptions,
+                settings: GenerationSettings, consistency: bool = False) -> list[FallacyPrediction]:
+    pairs = list(iter_fallacies(arguments))
+    outputs = generate(model, tokenizer, [reconstruction_prompt(a, f, options) for a, f in pairs], settings)
+    predictions = []
+    for (argument, fallacy), text in zip(pairs, outputs):
+        parsed = parse_output(text)
+        predictions.append(FallacyPrediction(
+            argument.id, fallacy.id, [RankedPremise(c, p) for c, p in parsed.pairs], raw_output=text,
+            unparsed_lines=parsed.unparsed_lines + int(parsed.fallback)))
+    if consistency:
+        reclassify_own_premises(model, tokenizer, pairs, predictions, options, settings)
+    return predictions
+
+
+def reclassify_own_premises(model, tokenizer, pairs, predictions: list[FallacyPrediction], options: PromptOptions,
+                            settings: GenerationSettings) -> None:
+    """Consistency check: the model classifies its own top-1 premise; stored as ``reclassified``."""
+    prompts = [classification_prompt(a, f, pred.predictions[0].premise, options)
+               for (a, f), pred in zip(pairs, predictions)]
+    short = dataclasses.replace(settings, max_new_tokens=min(settings.max_new_tokens, 32))
+    for pred, text in zip(predictions, generate(model, tokenizer, prompts, short)):
+        pred.reclassified = [parse_output(text).classes[0]]
+
+
+def run_zero_shot(*, llm: dict[str, Any], split: str = "dev", data_dir: str | None = None,
+                  prompt: dict[str, Any] | None = None, generation: dict[str, Any] | None = None,
+                  output_dir: str | Path = "outputs/missci", max_arguments: int | None = None,
+                  max_fallacies: int | None = None, consistency: bool = False, max_k: int = 6,
+                  premise_metrics: dict[str, Any] | None = None) -> dict[str, float]:
+    """Plain-argument runner (what ``run(cfg)`` calls)."""
+    arguments = select(load_split(split, data_dir), max_arguments, max_fallacies)
+    options = PromptOptions(**(prompt or {}))
+    settings = GenerationSettings(**(generation or {}))
+    spec_fields = {f.name for f in dataclasses.fields(CausalLMSpec)}
+    model, tokenizer = load_causal_lm(CausalLMSpec(**{k: v for k, v in llm.items() if k in spec_fields}))
+    predictions = reconstruct(model, tokenizer, arguments, options, settings, consistency)
+    output_dir = Path(output_dir)
+    write_predictions(output_dir / f"predictions-{split}.jsonl", predictions)
+    premises = None if premise_metrics is None else PremiseMetricConfig(**premise_metrics)
+    result = evaluate(arguments, predictions, max_k, premises)
+    result.update(split=split, llm=llm.get("name", llm.get("name_or_path")), prompt=options.tag)
+    atomic_write_json(output_dir / f"metrics-{split}.json", result)
+    for metric, reason in result["unavailable"].items():
+        log.warning("%s unavailable: %s", metric, reason)
+    return {f"{split}/{k}": float(v) for k, v in result["metrics"].items()}
+
+
+def run(cfg) -> dict[str, float]:
+    """Hydra runner: reads ``cfg.task`` (split, prompt, generation, …) and ``cfg.llm`` (the model)."""
+    from omegaconf import OmegaConf
+    task = OmegaConf.to_container(cfg.task, resolve=True)
+    llm = OmegaConf.to_container(cfg.llm, resolve=True)
+    generation = dict(task.get("generation") or {})
+    if cfg.get("seed") is not None:
+        generation["seed"] = int(cfg.seed)
+    return run_zero_shot(llm=llm, split=task["split"], data_dir=task.get("data_dir"), prompt=task.get("prompt"),
+                         generation=generation, output_dir=task["output_dir"],
+                         max_arguments=task.get("max_arguments"), max_fallacies=task.get("max_fallacies"),
+                         consistency=bool(task.get("consistency", False)), max_k=int(task.get("max_k", 6)),
+                         premise_metrics=task.get("premise_metrics"))
