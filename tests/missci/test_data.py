@@ -1,0 +1,60 @@
+import pytest
+
+from common.errors import UserError
+from missci.data import load_split, read_arguments, resolve_data_dir
+from tests.missci.conftest import make_argument
+
+
+def test_official_files_load_with_expected_counts(data_dir):
+    for split, (args, fallacies, alternatives) in {"dev": (30, 72, 96), "test": (154, 363, 454)}.items():
+        arguments = load_split(split, data_dir)
+        assert len(arguments) == args
+        assert sum(len(a.fallacies) for a in arguments) == fallacies
+        assert sum(len(f.interchangeable) for a in arguments for f in a.fallacies) == alternatives
+    first = load_split("dev", data_dir)[0]
+    assert first.id == "arg-34" and first.fallacies[0].gold_classes == ("Hasty Generalization",)
+    assert first.accurate_premise.startswith("Daily dose of curcumin")
+
+
+def test_valid_minimal_line(write_jsonl):
+    argument = read_arguments(write_jsonl("x.jsonl", [make_argument()]))[0]
+    assert argument.claim == "Turmeric cures cancer."
+    assert argument.fallacies[0].interchangeable[0].premise == "One patient is enough."
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (lambda o: o["argument"].pop("claim"), "argument.claim' is missing"),
+    (lambda o: o["argument"]["fallacies"][0]["interchangeable_fallacies"][0].update({"class": "Red Herring"}),
+     "unknown fallacy class 'Red Herring'"),
+    (lambda o: o["argument"].update({"fallacies": []}), "argument.fallacies' must be a non-empty list"),
+    (lambda o: o["argument"]["fallacies"][0]["interchangeable_fallacies"][0].pop("premise"),
+     "argument.fallacies[0].interchangeable_fallacies[0].premise' is missing"),
+    (lambda o: o["argument"]["accurate_premise_p0"].update({"premise": 3}), "must be a non-empty string"),
+])
+def test_malformed_lines_name_file_line_and_field(write_jsonl, mutate, expected):
+    bad = make_argument("arg-2")
+    mutate(bad)
+    path = write_jsonl("bad.jsonl", [make_argument("arg-1"), bad])
+    with pytest.raises(UserError) as info:
+        read_arguments(path)
+    message = str(info.value)
+    assert expected in message and f"{path}:2:" in message and "Fix:" in message
+
+
+def test_invalid_json_and_duplicates(write_jsonl):
+    with pytest.raises(UserError, match=r":2: not valid JSON"):
+        read_arguments(write_jsonl("a.jsonl", [make_argument()], raw_lines=["{oops"]))
+    with pytest.raises(UserError, match=r":2: duplicate argument id 'arg-1'"):
+        read_arguments(write_jsonl("b.jsonl", [make_argument(), make_argument()]))
+
+
+def test_data_dir_resolution(monkeypatch, tmp_path):
+    monkeypatch.delenv("MISSCI_DATA", raising=False)
+    assert resolve_data_dir().parts[-2:] == ("data", "missci")
+    monkeypatch.setenv("MISSCI_DATA", str(tmp_path))
+    assert resolve_data_dir() == tmp_path
+    assert resolve_data_dir("elsewhere").name == "elsewhere"
+    with pytest.raises(UserError, match="Missci data file not found.*missci.download"):
+        load_split("dev")
+    with pytest.raises(UserError, match="unknown Missci split"):
+        load_split("train", tmp_path)
