@@ -27,8 +27,9 @@ from faina.derive import coarse_corpus, coarse_rows
 from faina.labels import LabelInventory
 from faina.records import PostCorpus, SpanCorpus
 from faina.tsv import check_rows_aligned, read_post_tsv
-from metrics.faina_post import NO_LABEL, PostMicroScore
-from metrics.faina_span import SpanOverlapScore
+
+# The metrics are imported inside the scoring functions: importing torchmetrics takes seconds (it pulls
+# in transformers and scipy), and a user who mistyped a path or a label should get the error at once.
 
 TASKS = ("span-fine", "span-coarse", "post-fine", "post-coarse")
 TASK_ALIASES = {"span-f": "span-fine", "span-c": "span-coarse", "post-f": "post-fine", "post-c": "post-coarse"}
@@ -97,6 +98,8 @@ def _check_views(gold_views: int, pred_views: int, pred_path: str, one_pred: boo
 def score_spans(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: LabelInventory, *,
                 one_pred: bool = False, per_label: bool = False) -> dict[str, Any]:
     """Strict (and, for fine labels, soft) span scores of two aligned corpora of the task's grain."""
+    from metrics.faina_span import SpanOverlapScore
+
     golds = [post.spans for post in gold.posts]
     preds = [post.spans[:1] if one_pred else post.spans for post in pred.posts]
     result: dict[str, Any] = {}
@@ -116,6 +119,9 @@ def score_spans(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: Label
 
 def score_posts(grain: str, gold: PostCorpus, pred: PostCorpus, inventory: LabelInventory, *,
                 one_pred: bool = False, per_label: bool = False) -> dict[str, Any]:
+    """Post-level micro scores of two aligned corpora of the task's grain."""
+    from metrics.faina_post import PostMicroScore
+
     metric = PostMicroScore(num_views=gold.num_views, labels=inventory.labels_of(grain), per_label=per_label)
     metric.update([row.labels[:1] if one_pred else row.labels for row in pred.rows],
                   [row.labels for row in gold.rows])
@@ -176,7 +182,7 @@ def format_table(task: str, gold: str, pred: str, outcome: dict[str, Any], one_p
                 lines += [f"  per label, {view}:",
                           f"  {'label':32}{'prec':>8}{'rec':>8}{'f1':>8}{'pred':>6}{'gold':>6}"]
                 for label, row in rows.items():
-                    name = "(no label)" if label == NO_LABEL else label
+                    name = "(no label)" if label == "" else label  # the empty-cell pseudo-label
                     lines.append(f"  {name:32}{_pct(row['precision']):>8}{_pct(row['recall']):>8}"
                                  f"{_pct(row['f1']):>8}{row['predicted']:>6}{row['gold']:>6}")
         lines.append("-" * 60)
