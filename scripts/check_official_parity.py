@@ -220,7 +220,8 @@ def check_task(script: Path, flavour: str, task: str, one_pred: bool, files: int
             paths = (write_post_tsv(gold, f"{stem}.gold.tsv"), write_post_tsv(pred, f"{stem}.pred.tsv"))
         jobs.append({"task": task, "one_pred": one_pred, "gold": str(paths[0]), "pred": str(paths[1])})
     official = run_official(script, flavour, jobs, workdir)
-    report = {"files": files, "compared": 0, "zero_division": 0, "bit_identical": 0, "max_abs_diff": 0.0, "problems": []}
+    report = {"files": files, "compared": 0, "zero_division": 0, "bit_identical": 0, "max_abs_diff": 0.0,
+              "problems": []}
     for job, theirs in zip(jobs, official):
         if "error" in theirs:
             report["problems"].append(f"{job['gold']}: official scorer failed: {theirs['error']}")

@@ -276,7 +276,8 @@ def test_post_hand_computed_two_views():
     p1, r1, p2, r2 = F(2, 3), F(2, 3), F(1, 2), F(1, 3)
     f2 = 2 * p2 * r2 / (p2 + r2)
     assert_scores(scores(PostMicroScore(2), preds, golds),
-                  {"a1": {"precision": p1, "recall": r1, "f1": F(2, 3)}, "a2": {"precision": p2, "recall": r2, "f1": f2},
+                  {"a1": {"precision": p1, "recall": r1, "f1": F(2, 3)},
+                   "a2": {"precision": p2, "recall": r2, "f1": f2},
                    "avg": {"f1": (F(2, 3) + f2) / 2}})
 
 
