@@ -55,7 +55,7 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
     level = LEVELS[data.level]
     pl.seed_everything(cfg.seed + split.fold, workers=True, verbose=False)
     fcfg = fold_config(cfg, split, fold_dir)
-    model = build_model(fcfg.model, fcfg.encoder, data.labels, data.num_views, data.inventory)
+    model = build_model(fcfg.model, fcfg.encoder, data.level, data.labels, data.num_views, data.inventory)
     datamodule = FainaDataModule(features, split, tokenizer.pad_token_id, batch_size=cfg.loader.batch_size,
                                  num_workers=cfg.loader.num_workers, predict_features=predict_features,
                                  seed=cfg.seed + split.fold)
@@ -82,7 +82,7 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
             pred_path = level.write(predicted, fold_dir / f"predictions.{level.file_ext}")
             from faina.evaluate import evaluate_files
 
-            result["test"] = evaluate_files(cfg.task.eval_task, gold_path, pred_path, labels=cfg.data.labels)
+            result["test"] = evaluate_files(cfg.task.eval_task, gold_path, pred_path, inventory=data.inventory)
             result["test_posts"] = len(split.test)
         else:
             corpus = data.unlabelled
@@ -126,8 +126,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
     features = level.encode(data.labelled, tokenizer, data.labels, data.num_views)
     predict_features = level.encode(data.unlabelled, tokenizer, data.labels, data.num_views) if official else None
     splits = make_splits(cfg, data)
-    exp_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(exp_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+    guard_same_experiment(cfg, exp_dir)
     wanted = set(cfg.cv.folds) if cfg.cv.get("folds") is not None else None
     results = []
     for split in splits:
@@ -141,6 +140,45 @@ def run(cfg: DictConfig) -> dict[str, float]:
             continue
         results.append(run_fold(cfg, data, features, split, fold_dir, tokenizer, predict_features))
     return report(cfg, exp_dir, results)
+
+
+# keys that may change between runs of one experiment without changing its results
+VOLATILE_KEYS = ("fold", "paths", "logger", "callbacks", "cv.folds", "hydra")
+
+
+def experiment_identity(cfg: DictConfig) -> dict:
+    container = OmegaConf.to_container(cfg, resolve=True)
+    for key in VOLATILE_KEYS:
+        parent, _, leaf = key.rpartition(".")
+        node = container
+        for part in filter(None, parent.split(".")):
+            node = node.get(part, {})
+        node.pop(leaf, None)
+    return container
+
+
+def guard_same_experiment(cfg: DictConfig, exp_dir: Path) -> None:
+    """Reuse finished folds only for the same configuration; refuse to mix results of two configs."""
+    identity = experiment_identity(cfg)
+    saved = exp_dir / "experiment.json"
+    if saved.is_file():
+        before = json.loads(saved.read_text(encoding="utf-8"))
+        if before != json.loads(json.dumps(identity)):
+            changed = sorted(_diff_keys(before, identity))
+            raise UserError(f"the folder holds results of another configuration (differs in: {', '.join(changed)})",
+                            path=exp_dir, fix="give this run its own name=..., or delete the folder to start over")
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(saved, identity)
+    atomic_write_text(exp_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+
+
+def _diff_keys(a, b, prefix: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = []
+        for key in set(a) | set(b):
+            keys += _diff_keys(a.get(key), b.get(key), f"{prefix}{key}.")
+        return keys
+    return [] if a == b else [prefix.rstrip(".")]
 
 
 def report(cfg: DictConfig, exp_dir: Path, results: list[dict]) -> dict[str, float]:

@@ -15,6 +15,8 @@ from faina.conll import write_conll
 from faina.features import post_features, span_features
 from faina.records import PostCorpus, SpanCorpus
 from faina.tsv import rows_with_labels, write_post_tsv
+from metrics.faina_post import PostMicroScore
+from metrics.faina_span import SpanOverlapScore
 from models.bio import tags_to_spans
 
 
@@ -46,6 +48,7 @@ class Level:
     features: Callable
     records: Callable
     write: Callable[..., Path]
+    metric: Callable  # (inventory, num_views) -> the torchmetrics Metric that selects checkpoints on dev
 
     def encode(self, corpus, tokenizer, labels: Sequence[str], num_views: int) -> list[dict]:
         items = corpus.posts if isinstance(corpus, SpanCorpus) else corpus.rows
@@ -61,6 +64,8 @@ def subset(corpus: SpanCorpus | PostCorpus, indices: Sequence[int]):
 
 
 LEVELS = {
-    "span": Level("span", "conll", span_features, _span_records, write_conll),
-    "post": Level("post", "tsv", post_features, _post_records, write_post_tsv),
+    "span": Level("span", "conll", span_features, _span_records, write_conll,
+                  lambda inventory, num_views: SpanOverlapScore(inventory, num_views=num_views, mode="strict")),
+    "post": Level("post", "tsv", post_features, _post_records, write_post_tsv,
+                  lambda inventory, num_views: PostMicroScore(num_views=num_views)),
 }

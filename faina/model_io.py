@@ -32,17 +32,20 @@ def load_tokenizer(name_or_path: str, trust_remote_code: bool = False):
                             "unreachable), or use the offline default encoder=minilm") from None
 
 
-def build_model(model_cfg: DictConfig, encoder_cfg: DictConfig, labels, num_views: int,
+def build_model(model_cfg: DictConfig, encoder_cfg: DictConfig, level: str, labels, num_views: int,
                 inventory: LabelInventory):
-    """Instantiate the LightningModule of ``model_cfg`` over a fresh encoder."""
+    """Instantiate the LightningModule of ``model_cfg`` over a fresh encoder, with the level's dev metric."""
+    from faina.levels import LEVELS
     from models.encoder import ChunkedEncoder
 
     encoder = ChunkedEncoder(name_or_path=encoder_cfg.name_or_path, max_length=encoder_cfg.max_length,
                              dropout=model_cfg.get("dropout", 0.2),
                              trust_remote_code=encoder_cfg.get("trust_remote_code", False))
-    metric = hydra.utils.instantiate(model_cfg.val_metric, inventory=inventory, num_views=num_views)
-    return hydra.utils.instantiate(model_cfg.module, encoder=encoder, num_views=num_views, labels=list(labels),
-                                   val_metric=metric)
+    metric = LEVELS[level].metric(inventory, num_views)
+    model = hydra.utils.instantiate(model_cfg.module, encoder=encoder, num_views=num_views, labels=list(labels),
+                                    val_metric=metric)
+    # from_pretrained leaves the encoder in eval mode; Lightning keeps modules' modes, so dropout would be off
+    return model.train()
 
 
 def load_state_dict(checkpoint_path: str | Path) -> dict[str, torch.Tensor]:
@@ -71,7 +74,8 @@ def load_exported(model_dir: str | Path):
                             fix="point to a fold folder of a finished run, e.g. results/<name>/fold0")
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
     inventory = LabelInventory.load(meta["labels_inventory"])
-    model = build_model(OmegaConf.create(meta["model"]), OmegaConf.create(meta["encoder"]), meta["labels"],
+    model = build_model(OmegaConf.create(meta["model"]), OmegaConf.create(meta["encoder"]), meta["level"],
+                        meta["labels"],
                         meta["num_views"], inventory)
     model.load_state_dict(load_file(str(weights)))
     model.eval()

@@ -1,0 +1,66 @@
+"""``python -m faina.predict MODEL_DIR INPUT OUTPUT``: predict any Faina-format file with a trained model.
+
+MODEL_DIR is a fold folder of a finished run (``results/<name>/fold0``: ``model.safetensors`` +
+``model.json``). INPUT is a span-level ``.conll`` (span models) or post-level ``.tsv`` (post models),
+labelled or not; OUTPUT gets the same posts with the model's labels in the official layout (a
+submission file), so ``python -m faina.evaluate`` scores it.
+"""
+from __future__ import annotations
+
+import argparse
+
+import lightning.pytorch as pl
+import torch
+
+from common.errors import UserError, exit_on_user_error
+from faina.datamodule import FainaDataModule
+from faina.folds import FoldSplit
+from faina.levels import LEVELS
+from faina.model_io import load_exported, load_tokenizer
+from faina.task_data import read_level
+
+
+def predict_file(model_dir: str, input_path: str, output_path: str, batch_size: int = 32) -> str:
+    model, meta = load_exported(model_dir)
+    level = LEVELS[meta["level"]]
+    if not input_path.endswith(f".{level.file_ext}"):
+        raise UserError(f"a {meta['level']}-level model reads .{level.file_ext} files", path=input_path,
+                        fix=f"give the {level.file_ext.upper()} file of the same posts")
+    from faina.labels import LabelInventory
+
+    inventory = LabelInventory.load(meta["labels_inventory"])
+    corpus = read_level(input_path, meta["level"], meta["grain"], inventory)
+    tokenizer = load_tokenizer(meta["encoder"]["name_or_path"], meta["encoder"].get("trust_remote_code", False))
+    features = level.encode(corpus, tokenizer, meta["labels"], meta["num_views"])
+    for feature in features:  # gold targets of a labelled input are not needed to predict
+        feature.pop("tags", None)
+        feature.pop("labels", None)
+    split = FoldSplit(0, (), (), tuple(range(len(features))))
+    datamodule = FainaDataModule(features, split, tokenizer.pad_token_id, batch_size=batch_size)
+    trainer = pl.Trainer(accelerator="auto", devices=1, logger=False, enable_checkpointing=False,
+                         enable_model_summary=False, enable_progress_bar=False)
+    with torch.inference_mode():
+        outputs = trainer.predict(model, dataloaders=datamodule.test_dataloader())
+    predicted = level.records(corpus, range(len(features)), outputs, meta["labels"], meta["num_views"])
+    return str(level.write(predicted, output_path))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m faina.predict", description=__doc__.splitlines()[0])
+    parser.add_argument("model_dir", help="fold folder with model.safetensors and model.json")
+    parser.add_argument("input", help="Faina-format file to label (.conll for span models, .tsv for post models)")
+    parser.add_argument("output", help="where to write the predictions (official layout)")
+    parser.add_argument("--batch-size", type=int, default=32)
+    return parser
+
+
+@exit_on_user_error
+def main(argv: list[str] | None = None) -> str:
+    args = build_parser().parse_args(argv)
+    path = predict_file(args.model_dir, args.input, args.output, args.batch_size)
+    print(f"predictions written: {path}")
+    return path
+
+
+if __name__ == "__main__":
+    main()
