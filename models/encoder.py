@@ -83,7 +83,9 @@ class ChunkedEncoder(nn.Module):
         self.name_or_path = name_or_path or offline_encoder_path()
         tokenizer, model = load_pretrained(self.name_or_path, trust_remote_code)
         self.tokenizer = tokenizer
-        self.model = model
+        # from_pretrained returns the model in eval mode; Lightning keeps whatever mode it finds, so a
+        # model left in eval mode would fine-tune without its dropout.
+        self.model = model.train()
         self.prefix, self.suffix = special_wrapping(tokenizer)
         self.cls_id = self.prefix[0] if self.prefix else None
         self.sep_id = self.suffix[-1] if self.suffix else None
