@@ -13,6 +13,7 @@ from pathlib import Path
 
 import hydra
 import lightning.pytorch as pl
+from lightning.fabric.utilities.rank_zero import rank_zero_only
 from omegaconf import DictConfig, OmegaConf
 
 from common.errors import UserError
@@ -69,30 +70,42 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
     best_path = checkpoint.best_model_path if checkpoint is not None else ""
     if best_path:
         model.load_state_dict(load_state_dict(best_path))
-    outputs = trainer.predict(model, datamodule=datamodule)
+    if not trainer.is_global_zero:
+        return {"fold": split.fold}  # under DDP, rank 0 alone predicts, writes and scores
+    outputs = predict_on_one_device(cfg, model, datamodule)
     result: dict = {"fold": split.fold, "train_posts": len(split.train), "dev_posts": len(split.dev),
                     "best_dev_f1": float(checkpoint.best_model_score) if best_path and checkpoint.best_model_score
                     is not None else None}
-    if trainer.is_global_zero:
-        export_model(model, fcfg, data.level, data.grain, data.labels, data.num_views, fold_dir)
-        if predict_features is None:
-            gold = subset(data.labelled, split.test)
-            predicted = level.records(data.labelled, split.test, outputs, data.labels, data.num_views)
-            gold_path = level.write(gold, fold_dir / f"gold.{level.file_ext}")
-            pred_path = level.write(predicted, fold_dir / f"predictions.{level.file_ext}")
-            from faina.evaluate import evaluate_files
+    export_model(model, fcfg, data.level, data.grain, data.labels, data.num_views, fold_dir)
+    if predict_features is None:
+        gold = subset(data.labelled, split.test)
+        predicted = level.records(data.labelled, split.test, outputs, data.labels, data.num_views)
+        gold_path = level.write(gold, fold_dir / f"gold.{level.file_ext}")
+        pred_path = level.write(predicted, fold_dir / f"predictions.{level.file_ext}")
+        from faina.evaluate import evaluate_files
 
-            result["test"] = evaluate_files(cfg.task.eval_task, gold_path, pred_path, inventory=data.inventory)
-            result["test_posts"] = len(split.test)
-        else:
-            corpus = data.unlabelled
-            indices = range(len(predict_features))
-            predicted = level.records(corpus, indices, outputs, data.labels, data.num_views)
-            pred_path = level.write(predicted, fold_dir / f"submission.{level.file_ext}")
-        result["prediction_file"] = str(pred_path)
-        log_fold_end(loggers, result, pred_path)
-        atomic_write_json(fold_dir / "metrics.json", result)
+        scores = evaluate_files(cfg.task.eval_task, gold_path, pred_path, per_label=True, inventory=data.inventory)
+        result["per_label"] = scores.pop("per_label", {})
+        result["test"] = scores
+        result["test_posts"] = len(split.test)
+    else:
+        corpus = data.unlabelled
+        indices = range(len(predict_features))
+        predicted = level.records(corpus, indices, outputs, data.labels, data.num_views)
+        pred_path = level.write(predicted, fold_dir / f"submission.{level.file_ext}")
+    result["prediction_file"] = str(pred_path)
+    log_fold_end(loggers, result, pred_path)
+    atomic_write_json(fold_dir / "metrics.json", result)
     return result
+
+
+def predict_on_one_device(cfg: DictConfig, model, datamodule) -> list[dict]:
+    """Predict with a plain one-device Trainer, so DDP's sharded sampler never splits the test posts."""
+    trainer = pl.Trainer(accelerator=cfg.trainer.get("accelerator", "auto"), devices=1, logger=False,
+                         enable_checkpointing=False, enable_model_summary=False,
+                         enable_progress_bar=cfg.get("callbacks", {}).get("rich_progress_bar") is not None,
+                         precision=cfg.trainer.get("precision", "32-true"))
+    return trainer.predict(model, datamodule=datamodule)
 
 
 def log_fold_end(loggers: list, result: dict, prediction_file: Path) -> None:
@@ -139,6 +152,8 @@ def run(cfg: DictConfig) -> dict[str, float]:
             results.append(json.loads(done.read_text(encoding="utf-8")))
             continue
         results.append(run_fold(cfg, data, features, split, fold_dir, tokenizer, predict_features))
+    if rank_zero_only.rank != 0:
+        return {}
     return report(cfg, exp_dir, results)
 
 

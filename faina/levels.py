@@ -36,7 +36,7 @@ def _post_records(corpus: PostCorpus, indices: Sequence[int], outputs: list[dict
     """Predicted label sets of the posts at ``indices``."""
     by_index: dict[int, list] = {}
     for batch in outputs:
-        for index, decisions in zip(batch["post_index"].tolist(), batch["labels"]):
+        for index, decisions in zip(batch["post_index"].tolist(), batch["predicted"]):
             by_index[index] = [[labels[c] for c in torch.nonzero(view).flatten().tolist()] for view in decisions]
     return rows_with_labels(subset(corpus, indices), [by_index[i] for i in indices])
 

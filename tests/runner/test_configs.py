@@ -1,0 +1,57 @@
+"""Every config group option composes, and the composed objects are the ones the runner needs."""
+from __future__ import annotations
+
+import hydra
+import pytest
+from hydra import compose, initialize_config_dir
+
+from common.resolvers import register_resolvers
+from tests_paths import CONF
+
+TASK_MODEL = {"post-c": "mvml", "post-f": "mvml", "span-c": "mvmd", "span-f": "mvmd"}
+
+
+def compose_train(*overrides: str):
+    register_resolvers()
+    with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
+        return compose(config_name="train", overrides=list(overrides))
+
+
+@pytest.mark.parametrize("task, model", sorted(TASK_MODEL.items()))
+def test_task_selects_its_model(task, model):
+    cfg = compose_train(f"task={task}")
+    assert cfg.model.name == model
+    assert cfg.task.level == task.split("-")[0] and cfg.task.grain == {"c": "coarse", "f": "fine"}[task[-1]]
+    assert cfg.trainer.max_epochs == (20 if task.startswith("span") else 10)
+
+
+@pytest.mark.parametrize("experiment", [f"faina/{t}-{e}" for t in TASK_MODEL for e in ("alberto", "umberto")])
+def test_paper_experiments_compose(experiment):
+    cfg = compose_train(f"experiment={experiment}")
+    task, encoder = experiment.split("/")[1].rsplit("-", 1)
+    assert cfg.task.name == task and cfg.encoder.name == encoder and cfg.data.name == "faina"
+    assert cfg.model.name == TASK_MODEL[task]
+    assert cfg.model.module.discriminative_decay == 0.38 and cfg.model.module.gradual_unfreezing
+    assert cfg.model.module.optimizer.lr == 1e-4 and list(cfg.model.module.optimizer.betas) == [0.9, 0.99]
+    assert cfg.loader.batch_size == 32 and cfg.encoder.max_length == 128
+
+
+def test_command_line_overrides_reach_the_optimiser():
+    cfg = compose_train("task=post-f", "model.module.optimizer.lr=3e-5", "model.module.threshold=0.5")
+    optimizer = hydra.utils.instantiate(cfg.model.module.optimizer)
+    assert optimizer.keywords["lr"] == 3e-5 and cfg.model.module.threshold == 0.5
+
+
+@pytest.mark.parametrize("group, option", [("logger", "csv"), ("logger", "wandb"), ("logger", "none"),
+                                           ("trainer", "ddp"), ("trainer", "gpu"), ("cv", "official"),
+                                           ("debug", "fast"), ("encoder", "alberto"), ("encoder", "umberto"),
+                                           ("data", "faina"), ("mode", "zero-shot")])
+def test_group_options_compose(group, option):
+    cfg = compose_train(f"{group}={option}")
+    assert cfg is not None
+
+
+def test_demo_experiment_is_offline_default():
+    cfg = compose_train("experiment=demo")
+    assert cfg.data.name == "sample" and cfg.encoder.name == "minilm" and cfg.task.name == "span-f"
+    assert cfg.data.train_path.endswith("sample.conll")

@@ -1,0 +1,100 @@
+"""``train.run`` end to end on a small synthetic sample with a tiny encoder: every task, outputs, CV logic."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from common.errors import UserError
+from faina.evaluate import evaluate_files
+from tests_paths import REPO
+from train import run
+
+TASKS = ["post-c", "post-f", "span-c", "span-f"]
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_fast_dev_run_writes_evaluable_predictions(make_cfg, task):
+    cfg = make_cfg(f"task={task}", "debug=fast", "cv.folds=[0]")
+    metrics = run(cfg)
+    fold = REPO.joinpath(cfg.paths.results_dir) if False else __import__("pathlib").Path(cfg.paths.results_dir) / cfg.name / "fold0"
+    ext = "conll" if task.startswith("span") else "tsv"
+    gold, pred = fold / f"gold.{ext}", fold / f"predictions.{ext}"
+    assert gold.is_file() and pred.is_file() and (fold / "metrics.json").is_file()
+    # the prediction file is in the official layout: the evaluator scores it like the runner did
+    saved = json.loads((fold / "metrics.json").read_text())
+    assert evaluate_files(cfg.task.eval_task, gold, pred) == saved["test"]
+    assert f"test/strict/avg/f1_mean" in metrics
+    assert ("soft" in saved["test"]) == (task == "span-f")
+
+
+def test_short_real_run_reports_folds_and_table(make_cfg, capsys):
+    cfg = make_cfg("task=span-f", "cv.num_folds=3", "trainer.max_epochs=2")
+    metrics = run(cfg)
+    exp = __import__("pathlib").Path(cfg.paths.results_dir) / cfg.name
+    summary = json.loads((exp / "results.json").read_text())
+    assert [f["fold"] for f in summary["folds"]] == [0, 1, 2]
+    # every labelled post is predicted exactly once across the test folds
+    assert sum(f["test_posts"] for f in summary["folds"]) == 60
+    assert (exp / "results.md").read_text().startswith("### span-f")
+    assert "| strict | avg |" in capsys.readouterr().out
+    assert 0.0 <= metrics["val/f1_mean"] <= 1.0
+    for k in range(3):
+        fold = exp / f"fold{k}"
+        assert (fold / "checkpoints" / "best.ckpt").is_file() and (fold / "model.safetensors").is_file()
+        assert (fold / "logs" / "metrics.csv").is_file() or cfg.logger == {}
+
+
+def test_rerun_skips_finished_folds_and_refuses_other_configs(make_cfg, capsys):
+    cfg = make_cfg("task=post-f", "debug=fast", "cv.folds=[0]")
+    first = run(cfg)
+    fold = __import__("pathlib").Path(cfg.paths.results_dir) / cfg.name / "fold0"
+    stamp = (fold / "metrics.json").stat().st_mtime_ns
+    again = run(make_cfg("task=post-f", "debug=fast", "cv.folds=[0]"))
+    assert again == first and (fold / "metrics.json").stat().st_mtime_ns == stamp
+    assert "finished earlier" in capsys.readouterr().out
+    with pytest.raises(UserError, match="another configuration .*model.module.threshold"):
+        run(make_cfg("task=post-f", "debug=fast", "cv.folds=[0]", "model.module.threshold=0.5"))
+
+
+def test_same_seed_same_numbers(make_cfg, tmp_path):
+    results = []
+    for name in ("a", "b"):
+        cfg = make_cfg("task=span-c", "cv.folds=[0]", "trainer.max_epochs=1", f"name=det-{name}")
+        run(cfg)
+        fold = __import__("pathlib").Path(cfg.paths.results_dir) / cfg.name / "fold0"
+        results.append((json.loads((fold / "metrics.json").read_text())["test"],
+                        (fold / "predictions.conll").read_bytes()))
+    assert results[0] == results[1]
+
+
+def test_official_mode_writes_a_submission_and_predict_cli_reproduces_it(make_cfg, small_sample, tmp_path):
+    cfg = make_cfg("task=span-f", "cv=official", "trainer.max_epochs=1")
+    run(cfg)
+    fold = __import__("pathlib").Path(cfg.paths.results_dir) / cfg.name / "fold0"
+    submission = fold / "submission.conll"
+    from faina.conll import read_conll
+
+    corpus = read_conll(submission)
+    unlabelled = read_conll(small_sample / "sample-unlabelled.conll")
+    assert corpus.labelled and [p.tokens for p in corpus.posts] == [p.tokens for p in unlabelled.posts]
+    out = tmp_path / "again.conll"
+    result = subprocess.run([sys.executable, "-m", "faina.predict", str(fold), str(small_sample / "sample-unlabelled.conll"),
+                             str(out)], capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes() == submission.read_bytes()
+
+
+def test_missing_faina_says_where_to_get_it(make_cfg):
+    cfg = make_cfg("data=faina", "debug=fast", sample=False)
+    with pytest.raises(UserError, match="distributed on request only") as info:
+        run(cfg)
+    assert "data/faina" in str(info.value)
+
+
+def test_unknown_mode_is_one_clear_error(make_cfg):
+    cfg = make_cfg("task=missci-gen", sample=False)
+    with pytest.raises(UserError, match="no 'finetune' mode|zero-shot"):
+        run(cfg)

@@ -1,0 +1,6 @@
+"""Paths tests share (importable because pytest puts tests/ on the path, see setup.cfg)."""
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CONF = REPO / "conf"
+SHARED = REPO.parent / "shared"
