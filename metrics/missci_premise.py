@@ -55,28 +55,40 @@ def match_by_class(gold: Sequence[Pair], predicted: Sequence[Pair]) -> MatchedPa
     return None
 
 
-def match_by_similarity(gold: Sequence[Pair], predicted: Sequence[Pair], embed: Embedder) -> MatchedPair:
+def match_by_similarity(gold: Sequence[Pair], predicted: Sequence[Pair], vectors: dict[str, "object"]) -> MatchedPair:
+    """Pair with the highest cosine similarity; ``vectors`` maps every premise text to its unit vector."""
     import torch
     predicted = list(predicted) or [("Other", "")]
-    gold_vectors = torch.nn.functional.normalize(torch.as_tensor(embed([p for _, p in gold])).float(), dim=-1)
-    pred_vectors = torch.nn.functional.normalize(torch.as_tensor(embed([p for _, p in predicted])).float(), dim=-1)
+    gold_vectors = torch.stack([vectors[p] for _, p in gold])
+    pred_vectors = torch.stack([vectors[p] for _, p in predicted])
     similarity = gold_vectors @ pred_vectors.T
     g, p = torch.nonzero(similarity == similarity.max())[0].tolist()  # row-major: first gold, then prediction
     return MatchedPair(gold[g][0], gold[g][1], predicted[p][0], predicted[p][1], False)
 
 
+def unit_vectors(texts: Sequence[str], embed: Embedder) -> dict[str, "object"]:
+    """Embed each distinct text once (one batched call) and L2-normalise."""
+    import torch
+    distinct = list(dict.fromkeys(texts))
+    if not distinct:
+        return {}
+    matrix = torch.nn.functional.normalize(torch.as_tensor(embed(distinct)).float().cpu(), dim=-1)
+    return dict(zip(distinct, matrix))
+
+
 def match_premises(items: Sequence[tuple[Sequence[Pair], Sequence[Pair]]], embed: Embedder | None) -> list[MatchedPair]:
     """One ``MatchedPair`` per (gold pairs, ranked predicted pairs); ``embed`` is needed only for fallbacks."""
-    result = []
-    for gold, predicted in items:
-        match = match_by_class(gold, predicted)
-        if match is None:
-            if embed is None:
-                raise UserError("premise matching needs an SBERT model, which is unavailable.",
-                                fix="pass a loadable --sbert-model (e.g. 'minilm').")
-            match = match_by_similarity(gold, predicted, embed)
-        result.append(match)
-    return result
+    matches = [match_by_class(gold, predicted) for gold, predicted in items]
+    pending = [i for i, m in enumerate(matches) if m is None]
+    if pending:
+        if embed is None:
+            raise UserError("premise matching needs an SBERT model, which is unavailable.",
+                            fix="pass a loadable --sbert-model (e.g. 'minilm').")
+        texts = [p for i in pending for _, p in list(items[i][0]) + (list(items[i][1]) or [("Other", "")])]
+        vectors = unit_vectors(texts, embed)
+        for i in pending:
+            matches[i] = match_by_similarity(items[i][0], items[i][1], vectors)
+    return matches
 
 
 @functools.lru_cache(maxsize=4)
@@ -84,7 +96,7 @@ def sbert_embedder(model: str) -> Embedder:
     from sentence_transformers import SentenceTransformer
     from models.llm import ensure_model_available
     encoder = SentenceTransformer(ensure_model_available(model, "SBERT model"), device="cpu")
-    return lambda texts: encoder.encode(list(texts), convert_to_tensor=True, show_progress_bar=False)
+    return lambda texts: encoder.encode(list(texts), convert_to_tensor=True, show_progress_bar=False, batch_size=64)
 
 
 @functools.lru_cache(maxsize=4)

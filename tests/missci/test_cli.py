@@ -1,0 +1,85 @@
+"""The Missci command-line tools: stats, download, evaluate, baseline."""
+import hashlib
+import json
+
+import pytest
+
+from common.errors import UserError
+from missci import baseline, download, evaluate, stats
+from missci.data import load_split
+from missci.predictions import FallacyPrediction, RankedPremise, read_predictions, write_predictions
+
+
+def test_stats_json(data_dir, capsys):
+    result = stats.main(["--data", str(data_dir), "--json"])
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == result
+    assert (result["arguments"], result["fallacies"], result["interchangeable"]) == (184, 435, 550)
+    assert result["splits"]["dev"]["fallacies"] == 72 and result["splits"]["test"]["interchangeable"] == 454
+    assert result["classes"]["Fallacy of Exclusion"] == 150 and result["classes"]["Impossible Expectations"] == 11
+
+
+def test_download_checks_sums_and_reports_offline(tmp_path, data_dir, monkeypatch):
+    served = {download.file_url(n): (data_dir / n).read_bytes() for n in download.SHA256}
+    paths = download.download(tmp_path / "d", fetch=served.__getitem__)
+    assert [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths] == list(download.SHA256.values())
+    with pytest.raises(UserError, match="checksum mismatch"):
+        download.download(tmp_path / "e", fetch=lambda url: b"tampered")
+
+    def unreachable(*args, **kwargs):
+        raise download.urllib.error.URLError("Name or service not known")
+    monkeypatch.setattr(download.urllib.request, "urlopen", unreachable)
+    with pytest.raises(SystemExit) as info:
+        download.main([str(tmp_path / "f")])
+    assert info.value.code == 2
+
+
+def _oracle_predictions(arguments):
+    return [FallacyPrediction(a.id, f.id, [RankedPremise("Other", "nothing"),
+                                           RankedPremise(f.interchangeable[0].fallacy_class, "guess")])
+            for a in arguments for f in a.fallacies]
+
+
+def test_evaluate_cli_on_written_predictions(tmp_path, data_dir, capsys):
+    path = write_predictions(tmp_path / "pred.jsonl", _oracle_predictions(load_split("dev", data_dir)))
+    assert read_predictions(path)[0].predictions[1].premise == "guess"
+    result = evaluate.main([str(path), "--split", "dev", "--data", str(data_dir), "--json", "--no-premise-metrics"])
+    metrics = result["metrics"]
+    assert metrics["p@1"] == 0.0 and metrics["p@2"] == 1.0 and metrics["arg@2"] == 1.0 and metrics["f1_micro"] == 0.0
+    assert json.loads(capsys.readouterr().out)["metrics"]["p@6"] == 1.0
+
+
+def test_evaluate_cli_errors(tmp_path, data_dir):
+    arguments = load_split("dev", data_dir)
+    partial = write_predictions(tmp_path / "partial.jsonl", _oracle_predictions(arguments)[:-1])
+    with pytest.raises(SystemExit) as info:
+        evaluate.main([str(partial), "--split", "dev", "--data", str(data_dir), "--no-premise-metrics"])
+    assert info.value.code == 2
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"argument_id": "a", "fallacy_id": "a:1", "predictions": [{"class": "Nope", "premise": ""}]}\n')
+    with pytest.raises(UserError, match=r"bad.jsonl:1: .*'Nope' is not one of the 9 classes"):
+        read_predictions(bad)
+
+
+def test_random_baseline_reproduces_paper_on_test(data_dir, capsys):
+    result = baseline.main(["random", "--premise", "claim", "--seeds", "1", "2", "3", "4", "5", "--split", "test",
+                            "--data", str(data_dir), "--json", "--no-premise-metrics"])
+    assert json.loads(capsys.readouterr().out)["mean"] == pytest.approx(result["mean"])
+    assert set(result["seeds"]) == {"1", "2", "3", "4", "5"}
+    assert round(result["mean"]["p@1"], 4) == 0.1311
+    assert round(result["mean"]["arg@1"], 4) == 0.2636
+    assert round(result["mean"]["f1_micro"], 4) == 0.1165
+    assert result["std"]["p@1"] > 0
+
+
+def test_random_baseline_premises_and_meteor(data_dir):
+    arguments = load_split("dev", data_dir)
+    claim = baseline.random_predictions(arguments, "claim", 1)
+    p0 = baseline.random_predictions(arguments, "p0", 1)
+    assert claim[0].predictions[0].premise == arguments[0].claim
+    assert p0[0].predictions[0].premise == arguments[0].accurate_premise
+    assert [p.predictions[0].fallacy_class for p in claim] == [p.predictions[0].fallacy_class for p in p0]
+    from metrics.missci_premise import PremiseMetricConfig
+    result = baseline.run_random_baseline(arguments, "claim", [1, 2],
+                                          PremiseMetricConfig(meteor=True, bertscore_model=None, nli_model=None))
+    assert 0.05 < result["mean"]["meteor"] < 0.5 and result["models"]["meteor"].startswith("nltk")
