@@ -1,0 +1,74 @@
+"""Zero-shot reconstruction end to end: a tiny random Llama (fast), the Hydra wiring, and SmolLM2 (slow)."""
+import json
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from missci.data import load_split
+from missci.predictions import read_predictions
+from missci.zero_shot import run_zero_shot, select
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+NO_MODEL_METRICS = {"meteor": True, "sbert_model": "minilm", "bertscore_model": None, "nli_model": None}
+
+
+def llm_config(name: str) -> dict:
+    return OmegaConf.to_container(OmegaConf.load(CONF / "llm" / f"{name}.yaml"), resolve=True)
+
+
+def test_select_limits_fallacies(data_dir):
+    chosen = select(load_split("dev", data_dir), max_fallacies=3)
+    assert sum(len(a.fallacies) for a in chosen) == 3
+    assert [a.id for a in chosen][:1] == ["arg-34"]
+
+
+def test_tiny_model_end_to_end(tmp_path, data_dir):
+    metrics = run_zero_shot(llm=llm_config("tiny-llama"), split="dev", data_dir=str(data_dir),
+                            generation={"max_new_tokens": 6, "batch_size": 2}, output_dir=tmp_path,
+                            max_fallacies=3, consistency=True, premise_metrics=NO_MODEL_METRICS)
+    predictions = read_predictions(tmp_path / "predictions-dev.jsonl")
+    assert [p.fallacy_id for p in predictions] == ["arg-34:1", "arg-34:2", "arg-171:1"]
+    assert all(p.raw_output is not None and p.predictions and p.reclassified for p in predictions)
+    saved = json.loads((tmp_path / "metrics-dev.json").read_text())
+    assert saved["counts"]["fallacies"] == 3 and saved["llm"] == "tiny-llama"
+    assert 0.0 <= metrics["dev/p@1"] <= 1.0 and "dev/meteor" in metrics and "dev/consistency" in metrics
+    assert all(isinstance(v, float) for v in metrics.values())
+
+
+def test_hydra_composed_config_runs(tmp_path, data_dir):
+    from hydra import compose, initialize_config_dir
+
+    import train
+    overrides = ["task=missci-gen", "llm=tiny-llama", "mode=zero-shot", "task.split=dev", "task.max_fallacies=2",
+                 f"task.data_dir={data_dir}", f"task.output_dir={tmp_path}", "task.generation.max_new_tokens=4",
+                 "task.premise_metrics=null"]
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(config_name="train", overrides=overrides)
+    metrics = train.run(cfg)
+    assert set(metrics) >= {"dev/p@1", "dev/arg@1", "dev/f1_micro"}
+    assert len(read_predictions(tmp_path / "predictions-dev.jsonl")) == 2
+
+
+def test_hydra_classification_task(tmp_path, data_dir):
+    from hydra import compose, initialize_config_dir
+
+    import train
+    overrides = ["task=missci-cls", "llm=tiny-llama", "mode=zero-shot", "task.split=dev", "task.max_fallacies=2",
+                 f"task.data_dir={data_dir}", f"task.output_dir={tmp_path}", "task.generation.max_new_tokens=4"]
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(config_name="train", overrides=overrides)
+    metrics = train.run(cfg)
+    assert set(metrics) == {"dev/cls/accuracy", "dev/cls/f1_macro"}
+    rows = [json.loads(line) for line in (tmp_path / "classify-dev.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and rows[0]["gold"] == "Hasty Generalization"
+
+
+@pytest.mark.slow
+def test_smollm2_zero_shot_few_fallacies(tmp_path, data_dir):
+    metrics = run_zero_shot(llm=llm_config("smollm2"), split="dev", data_dir=str(data_dir),
+                            generation={"max_new_tokens": 40, "batch_size": 2}, output_dir=tmp_path,
+                            max_fallacies=2, premise_metrics=NO_MODEL_METRICS)
+    predictions = read_predictions(tmp_path / "predictions-dev.jsonl")
+    assert len(predictions) == 2 and all(p.raw_output.strip() for p in predictions)
+    assert {"dev/p@1", "dev/arg@1", "dev/f1_micro", "dev/meteor"} <= set(metrics)
