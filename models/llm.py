@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import logging
 import os
 import socket
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import UserError
+
+log = logging.getLogger(__name__)
 
 PACKAGED_ALIASES = {
     # alias -> (python package, sub-folder inside it)
@@ -135,6 +138,9 @@ def load_causal_lm(spec: CausalLMSpec | dict):
             kwargs["gguf_file"] = spec.gguf_file
         if spec.dtype != "auto":
             kwargs["dtype"] = getattr(torch, spec.dtype)
+        if spec.load_in_4bit and not device.startswith("cuda"):
+            log.warning("load_in_4bit needs a CUDA GPU (bitsandbytes); loading %s unquantised on %s.",
+                        reference, device)
         if spec.load_in_4bit and device.startswith("cuda"):
             from transformers import BitsAndBytesConfig
             kwargs["quantization_config"] = BitsAndBytesConfig(
