@@ -52,9 +52,13 @@ def continues_prompt(text: str) -> bool:
 
 
 def explanation_words(residual: str) -> list[str]:
-    """Words outside the items, ignoring lines of prompt material and the answer cue."""
-    kept = [line for line in residual.splitlines()
-            if not INSTRUCTION_LINE_RE.search(line) and not TOKEN_LINE_RE.match(line)]
+    """Words outside the items, ignoring prompt material (a heading and its section up to the next blank
+    line, echoed token lines) and the answer cue."""
+    kept, in_section = [], False
+    for line in residual.splitlines():
+        in_section = bool(line.strip()) and (in_section or bool(INSTRUCTION_LINE_RE.search(line)))
+        if not in_section and not TOKEN_LINE_RE.match(line):
+            kept.append(line)
     text = "\n".join(kept).replace(ANSWER_CUE, " ")
     return WORD_RE.findall(text)
 
