@@ -105,10 +105,14 @@ def _share(count: int, total: int) -> float:
 
 
 def format_audit(audit: dict, title: str = "Output audit") -> str:
+    def shares(values: dict) -> str:
+        return "  ".join(f"{key.replace('_', ' ')} {100 * value:.1f}%" for key, value in values.items())
+
+    repairs = ", ".join(f"{k} {v}" for k, v in audit["parser_counts"].items() if v) or "nothing to repair"
     lines = [f"{title} ({audit['outputs']} outputs, {audit['answers']} with an answer)",
-             "  outputs:  " + "  ".join(f"{k.replace('_', ' ')} {100 * v:.1f}%" for k, v in audit["output_kinds"].items()),
-             "  answers:  " + "  ".join(f"{k.replace('_', ' ')} {100 * v:.1f}%" for k, v in audit["answer_traits"].items()),
-             "  parser:   " + (", ".join(f"{k} {v}" for k, v in audit["parser_counts"].items() if v) or "nothing to repair")]
+             f"  outputs:  {shares(audit['output_kinds'])}",
+             f"  answers:  {shares(audit['answer_traits'])}",
+             f"  parser:   {repairs}"]
     if audit["unknown_labels"]:
         lines.append("  unknown labels: " + ", ".join(f"{k!r}×{v}" for k, v in audit["unknown_labels"].items()))
     return "\n".join(lines)

@@ -37,7 +37,8 @@ def load_definitions(inventory: LabelInventory, path: str | Path | None = None) 
     path = DEFAULT_DEFINITIONS_FILE if path is None or str(path) == "faina" else Path(path)
     if not path.is_file():
         raise UserError("label definitions file not found", path=path,
-                        fix="set task.zero_shot.definitions to `faina` or to a YAML like faina/fallacy_definitions.yaml")
+                        fix="set task.zero_shot.definitions to `faina` or to a YAML like "
+                            "faina/fallacy_definitions.yaml")
     try:
         spec = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
@@ -56,6 +57,7 @@ def load_definitions(inventory: LabelInventory, path: str | Path | None = None) 
     aliases = {str(k): tuple(str(a) for a in (v or ())) for k, v in (spec.get("aliases") or {}).items()}
     unknown = sorted(set(aliases) - set(fine) - set(coarse))
     if unknown:
-        raise UserError(f"aliases given for unknown labels {unknown}", path=path, fix="use the inventory's label strings")
+        raise UserError(f"aliases given for unknown labels {unknown}", path=path,
+                        fix="use the inventory's label strings")
     spelling = {str(k).lower(): str(v).lower() for k, v in (spec.get("spelling") or {}).items()}
     return LabelDefinitions(fine, coarse, aliases, spelling, source=str(path))

@@ -52,7 +52,8 @@ class ZeroShotSettings:
 
     def __post_init__(self) -> None:
         if self.limit is not None and int(self.limit) < 1:
-            raise UserError(f"task.zero_shot.limit is {self.limit}", fix="give a positive number of posts, or null for all")
+            raise UserError(f"task.zero_shot.limit is {self.limit}",
+                            fix="give a positive number of posts, or null for all")
         if int(self.max_new_tokens) < 1 or int(self.batch_size) < 1:
             raise UserError("task.zero_shot.max_new_tokens and batch_size must be positive",
                             fix="e.g. task.zero_shot.max_new_tokens=256 task.zero_shot.batch_size=4")
@@ -148,9 +149,7 @@ def run_zero_shot(cfg: DictConfig, settings: ZeroShotSettings) -> dict[str, floa
 
     atomic_write_text(out_dir / "prompt-example.txt", prompts[0] + "\n")
     atomic_write_text(out_dir / "outputs.jsonl", "".join(
-        json.dumps({"post_id": getattr(item, "post_id"), "output": text, "kind": audit_output(text, p).kind,
-                    "predictions": [_plain(x) for x in p.predictions], "said_none": p.said_none,
-                    "unknown_labels": list(p.unknown_labels), "counts": {k: v for k, v in p.counts.items() if v}}, ensure_ascii=False) + "\n"
+        json.dumps(output_record(item.post_id, text, p), ensure_ascii=False) + "\n"
         for item, text, p in zip(items, outputs, parsed)))
     atomic_write_json(out_dir / "audit.json", audit)
     atomic_write_json(out_dir / "metrics.json", {
@@ -166,6 +165,13 @@ def run_zero_shot(cfg: DictConfig, settings: ZeroShotSettings) -> dict[str, floa
     print(format_audit(audit))
     print(f"results: {out_dir}")
     return flat_metrics(scores, audit)
+
+
+def output_record(post_id: str, text: str, parsed: ParsedAnswer) -> dict:
+    """One line of outputs.jsonl: the raw output beside what the parser made of it."""
+    return {"post_id": post_id, "output": text, "kind": audit_output(text, parsed).kind,
+            "predictions": [_plain(x) for x in parsed.predictions], "said_none": parsed.said_none,
+            "unknown_labels": list(parsed.unknown_labels), "counts": {k: v for k, v in parsed.counts.items() if v}}
 
 
 def _plain(prediction) -> Any:
