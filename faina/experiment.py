@@ -61,6 +61,8 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
                                  num_workers=cfg.loader.num_workers, predict_features=predict_features,
                                  seed=cfg.seed + split.fold)
     loggers = instantiate_all(fcfg.get("logger"))
+    for logger in loggers:  # the whole resolved config, seed included, next to the model's hyperparameters
+        logger.log_hyperparams(OmegaConf.to_container(fcfg, resolve=True))
     callbacks = instantiate_all(fcfg.get("callbacks"))
     trainer: pl.Trainer = hydra.utils.instantiate(fcfg.trainer, logger=loggers or False, callbacks=callbacks,
                                                   default_root_dir=str(fold_dir))
