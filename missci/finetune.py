@@ -1,0 +1,253 @@
+"""LoRA fine-tuning on Missci with argument-level cross-validation: the ``mode=finetune`` runner.
+
+    python train.py task=missci-gen llm=smollm2                 # 5-fold CV over all 184 arguments
+    python train.py task=missci-gen llm=llama2-7b trainer=gpu   # QLoRA: 4-bit base, bf16
+    python train.py task=missci-gen cv=official                 # train on dev, predict test
+    python train.py task=missci-cls llm=smollm2                 # gold premise given: classes only
+
+Protocol: ``cv=kfold`` pools dev and test (184 arguments) and deals whole arguments into folds
+(``missci/folds.py``), so every argument is predicted once, by a model that never saw it or a sibling R_i;
+metrics are reported over the pooled predictions of the official test split's arguments (comparable with the
+paper's Table 2), over all arguments, and per fold (mean ± std). ``cv=official`` trains on dev and predicts
+test. Per fold, ``${paths.results_dir}/${name}/fold<k>/`` holds the adapter (``adapter/``, safetensors,
+reloadable with ``python -m missci.predict_lora``), the predictions and ``metrics.json`` (written atomically;
+a rerun skips finished folds, an interrupted fold resumes from ``checkpoints/last.ckpt``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import hydra
+import lightning.pytorch as pl
+import numpy as np
+from lightning.fabric.utilities.rank_zero import rank_zero_only
+from omegaconf import DictConfig, OmegaConf
+
+from common.io import atomic_write_json, atomic_write_text
+from faina.experiment import fold_config, guard_same_experiment, instantiate_all
+from metrics.missci_premise import PremiseMetricConfig
+from missci.data import Argument, load_split
+from missci.folds import argument_folds
+from missci.predict_lora import (CLASSIFICATION, RECONSTRUCTION, CandidateSettings, ChatSettings, LoraTask,
+                                 write_bundle)
+from missci.prompts import PromptOptions
+from missci.sft_data import encode_examples
+from missci.zero_shot import select
+from models.llm import CausalLMSpec, load_causal_lm, pick_device
+from models.lora_lm import (LoraCausalLM, LoraSettings, OptimiserSettings, add_lora, count_parameters,
+                            merge_adapter, pad_batch, save_adapter)
+
+log = logging.getLogger(__name__)
+# metrics shown in the results table (when present), in this order
+TABLE_METRICS = ("p@1", "arg@1", "f1_micro", "meteor", "bertscore", "nli_a", "nli_s", "accuracy", "f1_macro")
+
+
+@dataclass(frozen=True)
+class FoldPlan:
+    index: int
+    train: list[Argument]
+    test: list[Argument]
+
+
+def fold_plans(cv: DictConfig | dict, seed: int, data_dir: str | None) -> list[FoldPlan]:
+    """``cv=official``: train on dev, test on test. Otherwise argument-level k folds over dev + test."""
+    dev, test = load_split("dev", data_dir), load_split("test", data_dir)
+    if cv["name"] == "official":
+        return [FoldPlan(0, dev, test)]
+    return [FoldPlan(f.index, f.train, f.test) for f in argument_folds(dev + test, int(cv["num_folds"]), seed)]
+
+
+def load_base_model(llm: dict[str, Any]):
+    """The base model for training: on a GPU with ``load_in_4bit`` a 4-bit NF4 base computing in bf16 (QLoRA)."""
+    fields = {f.name for f in dataclasses.fields(CausalLMSpec)}
+    spec = CausalLMSpec(**{k: v for k, v in llm.items() if k in fields})
+    quantized = bool(spec.load_in_4bit) and pick_device(spec.device).startswith("cuda")
+    if quantized:
+        import torch
+        from transformers import BitsAndBytesConfig
+
+        spec = dataclasses.replace(spec, load_in_4bit=False, extra={
+            **spec.extra, "device_map": {"": torch.cuda.current_device()},
+            "quantization_config": BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                                                      bnb_4bit_use_double_quant=True,
+                                                      bnb_4bit_compute_dtype=torch.bfloat16)})
+    model, tokenizer = load_causal_lm(spec)
+    return model, tokenizer, quantized
+
+
+def train_loader(features: list[dict], batch_size: int, pad_token_id: int, seed: int):
+    import functools
+
+    import torch
+    from torch.utils.data import DataLoader
+
+    generator = torch.Generator().manual_seed(seed)
+    return DataLoader(features, batch_size=batch_size, shuffle=True, generator=generator,
+                      collate_fn=functools.partial(pad_batch, pad_token_id=pad_token_id))
+
+
+def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) -> dict:
+    settings = OmegaConf.to_container(cfg.task, resolve=True)
+    lora, llm = settings["lora"], OmegaConf.to_container(cfg.llm, resolve=True)
+    options = PromptOptions(**settings["prompt"])
+    chat = ChatSettings(settings["generation"].get("use_chat_template", True),
+                        settings["generation"].get("system_prompt"))
+    candidates = CandidateSettings(**{**lora["candidates"], "seed": int(cfg.seed)})
+    pl.seed_everything(cfg.seed + plan.index, workers=True, verbose=False)
+    fcfg = fold_config(cfg, SimpleNamespace(fold=plan.index), fold_dir)
+
+    model, tokenizer, quantized = load_base_model(llm)
+    peft_model = add_lora(model, LoraSettings(lora["rank"], lora["alpha"], lora["dropout"], lora["target_modules"]),
+                          quantized, bool(lora.get("gradient_checkpointing", False)))
+    trainable, total = count_parameters(peft_model)
+    examples = task.examples(plan.train, options)[:lora.get("max_train_examples") or None]
+    features = encode_examples(tokenizer, examples, chat.use_chat_template, chat.system_prompt, lora["max_length"])
+    log.info("fold %d: %d training examples from %d arguments; %d of %d parameters train", plan.index,
+             len(features), len(plan.train), trainable, total)
+
+    module = LoraCausalLM(peft_model, OptimiserSettings(lora["learning_rate"], lora["weight_decay"],
+                                                        lora["warmup_steps"]))
+    loggers = instantiate_all(fcfg.get("logger"))
+    for logger in loggers:
+        logger.log_hyperparams(OmegaConf.to_container(fcfg, resolve=True))
+    trainer: pl.Trainer = hydra.utils.instantiate(
+        fcfg.trainer, logger=loggers or False, callbacks=instantiate_all(fcfg.get("callbacks")),
+        default_root_dir=str(fold_dir), max_epochs=lora["max_epochs"], max_steps=lora["max_steps"])
+    last = fold_dir / "checkpoints" / "last.ckpt"
+    trainer.fit(module, train_dataloaders=train_loader(features, lora["batch_size"], tokenizer.pad_token_id,
+                                                       cfg.seed + plan.index),
+                ckpt_path=str(last) if last.is_file() else None)
+    if not trainer.is_global_zero:
+        return {"fold": plan.index}
+
+    adapter_dir = save_adapter(peft_model, fold_dir / "adapter")
+    write_bundle(adapter_dir, task=task.name, llm=llm, prompt=settings["prompt"], chat=chat, candidates=candidates,
+                 lora=lora, trained_on=[a.id for a in plan.train], fold=plan.index)
+    predictor = peft_model
+    if lora.get("merge"):
+        predictor = merge_adapter(peft_model)
+        predictor.save_pretrained(str(fold_dir / "merged"), safe_serialization=True)
+        tokenizer.save_pretrained(str(fold_dir / "merged"))
+    predictor.eval()
+    predictor.config.use_cache = True
+    test_arguments = select(plan.test, settings.get("max_arguments"), settings.get("max_fallacies"))
+    outputs = task.predict(predictor, tokenizer, test_arguments, options, candidates, chat)
+    prediction_file = task.write(fold_dir / task.file_name, outputs)
+    scores = task.score(test_arguments, outputs, int(settings.get("max_k", 6)), premise_config(settings))
+    result = {"fold": plan.index, "train_arguments": len(plan.train), "train_examples": len(features),
+              "test_arguments": len(test_arguments), "trainable_parameters": trainable,
+              "total_parameters": total, "prediction_file": str(prediction_file), "test": scores}
+    for logger in loggers:
+        logger.log_metrics({f"test/{k}": v for k, v in scores.items()})
+        logger.finalize("success")
+        if type(logger).__name__ == "WandbLogger":
+            logger.experiment.finish()
+    atomic_write_json(fold_dir / "metrics.json", result)
+    return result
+
+
+def premise_config(settings: dict) -> PremiseMetricConfig | None:
+    premises = settings.get("premise_metrics")
+    return None if premises is None else PremiseMetricConfig(**premises)
+
+
+def missci_view(cfg: DictConfig) -> DictConfig:
+    """The composed config without the Faina ``data`` group, whose paths interpolate Faina task keys that a
+    Missci task does not have (resolving the whole config would fail); ``data.name`` stays for loggers."""
+    view = OmegaConf.masked_copy(cfg, [key for key in cfg.keys() if key != "data"])
+    OmegaConf.set_struct(view, False)
+    view.data = {"name": "missci"}
+    return view
+
+
+def run_lora(cfg: DictConfig, task: LoraTask) -> dict[str, float]:
+    cfg = missci_view(cfg)
+    exp_dir = Path(cfg.paths.results_dir) / cfg.name
+    data_dir = cfg.task.get("data_dir")
+    plans = fold_plans(cfg.cv, int(cfg.seed), data_dir)
+    guard_same_experiment(cfg, exp_dir)
+    wanted = set(cfg.cv.folds) if cfg.cv.get("folds") is not None else None
+    results = []
+    for plan in plans:
+        if wanted is not None and plan.index not in wanted:
+            continue
+        fold_dir = exp_dir / f"fold{plan.index}"
+        done = fold_dir / "metrics.json"
+        if done.is_file():
+            print(f"fold {plan.index}: finished earlier, reusing {done}")
+            results.append(json.loads(done.read_text(encoding="utf-8")))
+            continue
+        results.append(run_fold(cfg, task, plan, fold_dir))
+    if rank_zero_only.rank != 0:
+        return {}
+    return report(cfg, task, plans, results, exp_dir, load_split("test", data_dir))
+
+
+def pooled_scores(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list[dict],
+                  official_test: list[Argument]) -> dict[str, dict[str, float]]:
+    """Scores of all folds' predictions together: over every predicted argument, and over the official
+    test split's arguments among them (each argument was predicted once, by the fold that held it out)."""
+    settings = OmegaConf.to_container(cfg.task, resolve=True)
+    by_index = {plan.index: plan for plan in plans}
+    arguments, outputs = [], []
+    for result in results:
+        plan = by_index[result["fold"]]
+        arguments += select(plan.test, settings.get("max_arguments"), settings.get("max_fallacies"))
+        outputs += task.read(result["prediction_file"])
+    test_ids = {a.id for a in official_test}
+    max_k, premises = int(settings.get("max_k", 6)), premise_config(settings)
+    pooled = {"test": task.score([a for a in arguments if a.id in test_ids], outputs, max_k, premises)
+              if any(a.id in test_ids for a in arguments) else {}}
+    if cfg.cv.name != "official":
+        pooled["all"] = task.score(arguments, outputs, max_k, premises)
+    return pooled
+
+
+def report(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list[dict], exp_dir: Path,
+           official_test: list[Argument]) -> dict[str, float]:
+    finished = [r for r in results if "test" in r]
+    if not finished:
+        return {}
+    pooled = pooled_scores(cfg, task, plans, finished, official_test)
+    per_fold = {}
+    for metric in finished[0]["test"]:
+        values = np.array([r["test"][metric] for r in finished if metric in r["test"]], dtype=np.float64)
+        per_fold[metric] = {"mean": float(values.mean()), "std": float(values.std())}
+    table = results_table(f"{task.name} · LoRA · {cfg.llm.name} · cv={cfg.cv.name}", pooled, per_fold,
+                          len(finished), int(cfg.task.lora.candidates.num_candidates))
+    atomic_write_text(exp_dir / "results.md", table)
+    atomic_write_json(exp_dir / "results.json", {"folds": finished, "pooled": pooled, "per_fold": per_fold})
+    print(table)
+    metrics = {f"{view}/{k}": v for view, scores in pooled.items() for k, v in scores.items()}
+    metrics.update({f"folds/{k}_{stat}": v[stat] for k, v in per_fold.items() for stat in ("mean", "std")})
+    return metrics
+
+
+def results_table(title: str, pooled: dict[str, dict[str, float]], per_fold: dict[str, dict[str, float]],
+                  num_folds: int, k: int) -> str:
+    names = [m for m in TABLE_METRICS + (f"p@{k}", f"arg@{k}") if m in per_fold]
+    names = list(dict.fromkeys(names))
+    views = [v for v in ("test", "all") if pooled.get(v)]
+    header = ["metric"] + [f"pooled {v}" for v in views] + [f"{num_folds} fold{'s' * (num_folds != 1)} mean ± std"]
+    lines = [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name in names:
+        cells = [f"{pooled[v][name]:.3f}" if name in pooled[v] else "" for v in views]
+        cells.append(f"{per_fold[name]['mean']:.3f} ± {per_fold[name]['std']:.3f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def run_reconstruction(cfg: DictConfig) -> dict[str, float]:
+    """``task=missci-gen mode=finetune``."""
+    return run_lora(cfg, RECONSTRUCTION)
+
+
+def run_classification(cfg: DictConfig) -> dict[str, float]:
+    """``task=missci-cls mode=finetune``."""
+    return run_lora(cfg, CLASSIFICATION)
