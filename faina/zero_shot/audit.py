@@ -21,7 +21,10 @@ _HEADINGS = "|".join(re.escape(h.rstrip(":")) for h in PROMPT_HEADINGS)
 INSTRUCTION_LINE_RE = re.compile(
     rf"^\s*(?:#+\s*)?(?:{_HEADINGS}|instructions?|input|question|text|system|user|assistant)\s*(?::|$)"
     r"|<\|[a-z_]+\|>|\[/?INST\]", re.IGNORECASE | re.MULTILINE)
-TOKEN_LINE_RE = re.compile(r"^\s*\d+\t\S+\s*$", re.MULTILINE)  # "12<TAB>token": the prompt's input echoed
+# "12<TAB>token" or "12. token": the prompt's input (or its label list) echoed one item per line
+TOKEN_LINE_RE = re.compile(r"^\s*\d+(?:\t|[.):]?[ \t]+)\S+\s*$", re.MULTILINE)
+COPIED_LINE_MIN_WORDS = 5
+LIST_MARK_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 ECHO_MIN_TOKEN_LINES = 3
 EXPLANATION_MIN_WORDS = 3
 WORD_RE = re.compile(r"[^\W\d_]{2,}")
@@ -46,9 +49,17 @@ class OutputAudit:
         return "instructions_only" if self.has_instructions else "nothing"
 
 
-def continues_prompt(text: str) -> bool:
-    """Whether the output contains prompt material: a heading or role marker, or the echoed token list."""
-    return bool(INSTRUCTION_LINE_RE.search(text)) or len(TOKEN_LINE_RE.findall(text)) >= ECHO_MIN_TOKEN_LINES
+def continues_prompt(text: str, prompt: str | None = None) -> bool:
+    """Whether the output contains prompt material: a heading or role marker, the echoed token list, or
+    (when the prompt is given) a line of at least five words copied from the prompt."""
+    if INSTRUCTION_LINE_RE.search(text) or len(TOKEN_LINE_RE.findall(text)) >= ECHO_MIN_TOKEN_LINES:
+        return True
+    if prompt:
+        for line in text.splitlines():
+            line = LIST_MARK_RE.sub("", line).strip()
+            if len(line.split()) >= COPIED_LINE_MIN_WORDS and line in prompt:
+                return True
+    return False
 
 
 def explanation_words(residual: str) -> list[str]:
@@ -63,12 +74,12 @@ def explanation_words(residual: str) -> list[str]:
     return WORD_RE.findall(text)
 
 
-def audit_output(text: str, parsed: ParsedAnswer) -> OutputAudit:
+def audit_output(text: str, parsed: ParsedAnswer, prompt: str | None = None) -> OutputAudit:
     words = explanation_words(parsed.residual)
     leftover = WORD_RE.findall(parsed.residual.replace(ANSWER_CUE, " "))
     return OutputAudit(
         has_answer=parsed.has_items,
-        has_instructions=continues_prompt(text),
+        has_instructions=continues_prompt(text, prompt),
         requested_format=parsed.has_items and not leftover and parsed.counts["malformed"] == 0,
         explanations=len(words) >= EXPLANATION_MIN_WORDS,
         labels_outside_inventory=parsed.counts["unknown_label"] > 0,
@@ -76,9 +87,11 @@ def audit_output(text: str, parsed: ParsedAnswer) -> OutputAudit:
     )
 
 
-def summarise_audit(texts: Sequence[str], parsed: Sequence[ParsedAnswer]) -> dict:
+def summarise_audit(texts: Sequence[str], parsed: Sequence[ParsedAnswer],
+                    prompts: Sequence[str] | None = None) -> dict:
     """Shares of output kinds and answer traits, summed parser counts, and the most frequent unknown labels."""
-    audits = [audit_output(text, p) for text, p in zip(texts, parsed, strict=True)]
+    prompts = list(prompts) if prompts is not None else [None] * len(texts)
+    audits = [audit_output(text, p, prompt) for text, p, prompt in zip(texts, parsed, prompts, strict=True)]
     n = len(audits)
     kinds = Counter(a.kind for a in audits)
     answers = [a for a in audits if a.has_answer]

@@ -145,12 +145,12 @@ def run_zero_shot(cfg: DictConfig, settings: ZeroShotSettings) -> dict[str, floa
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scores = evaluate_files(task.eval_task, gold_file, prediction_file, one_pred=True, inventory=data.inventory)
-    audit = summarise_audit(outputs, parsed)
+    audit = summarise_audit(outputs, parsed, prompts)
 
     atomic_write_text(out_dir / "prompt-example.txt", prompts[0] + "\n")
     atomic_write_text(out_dir / "outputs.jsonl", "".join(
-        json.dumps(output_record(item.post_id, text, p), ensure_ascii=False) + "\n"
-        for item, text, p in zip(items, outputs, parsed)))
+        json.dumps(output_record(item.post_id, text, p, prompt), ensure_ascii=False) + "\n"
+        for item, text, p, prompt in zip(items, outputs, parsed, prompts)))
     atomic_write_json(out_dir / "audit.json", audit)
     atomic_write_json(out_dir / "metrics.json", {
         "task": task.name, "eval_task": task.eval_task, "llm": llm.get("name"), "labels": settings.labels,
@@ -167,9 +167,9 @@ def run_zero_shot(cfg: DictConfig, settings: ZeroShotSettings) -> dict[str, floa
     return flat_metrics(scores, audit)
 
 
-def output_record(post_id: str, text: str, parsed: ParsedAnswer) -> dict:
+def output_record(post_id: str, text: str, parsed: ParsedAnswer, prompt: str | None = None) -> dict:
     """One line of outputs.jsonl: the raw output beside what the parser made of it."""
-    return {"post_id": post_id, "output": text, "kind": audit_output(text, parsed).kind,
+    return {"post_id": post_id, "output": text, "kind": audit_output(text, parsed, prompt).kind,
             "predictions": [_plain(x) for x in parsed.predictions], "said_none": parsed.said_none,
             "unknown_labels": list(parsed.unknown_labels), "counts": {k: v for k, v in parsed.counts.items() if v}}
 

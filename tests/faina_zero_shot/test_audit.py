@@ -69,3 +69,11 @@ def test_summary_shares_and_counts(make_parser):
 def test_summary_of_no_outputs_is_all_zero():
     summary = summarise_audit([], [])
     assert summary["outputs"] == 0 and set(summary["output_kinds"].values()) == {0.0}
+
+
+def test_copied_prompt_lines_and_numbered_echo_are_prompt_continuation():
+    prompt = "Instructions:\n- The post is given one token per line, each preceded by its index.\n"
+    copied = "1\n\nThe post is given one token per line, each preceded by its index."
+    assert continues_prompt(copied, prompt) and not continues_prompt(copied)
+    assert continues_prompt("1. Buongiorno\n2. a\n3. tutti\n4. ho")
+    assert not continues_prompt("[1-3 = Slogan]\nThe post is a slogan.", prompt)
