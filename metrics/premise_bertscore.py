@@ -26,7 +26,12 @@ class BertScoreScorer:
         self.model_name = model
 
     def score(self, generated: Sequence[str], references: Sequence[str]) -> list[float]:
-        if not generated:
-            return []
-        _, _, f1 = self._scorer.score(list(generated), list(references), verbose=False)
-        return [float(v) for v in f1]
+        """F1 per pair; an empty side (e.g. a premise the parser could not find) scores 0.0, since
+        bert-score cannot encode empty text with current tokenizers and nothing generated earns nothing."""
+        scores = [0.0] * len(generated)
+        keep = [i for i, (g, r) in enumerate(zip(generated, references)) if g.strip() and r.strip()]
+        if keep:
+            _, _, f1 = self._scorer.score([generated[i] for i in keep], [references[i] for i in keep], verbose=False)
+            for i, value in zip(keep, f1.tolist()):
+                scores[i] = float(value)
+        return scores

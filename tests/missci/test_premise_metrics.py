@@ -71,6 +71,7 @@ def test_bertscore_with_packaged_minilm():
     same, different = scorer.score(["one patient is enough", "one patient is enough"],
                                    ["one patient is enough", "vaccines change DNA"])
     assert same == pytest.approx(1.0, abs=1e-4) and different < same
+    assert scorer.score(["", "one patient"], ["one patient", "one patient"])[0] == 0.0
 
 
 def test_classification_metrics_hand_computed():
