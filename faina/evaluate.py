@@ -106,7 +106,9 @@ def score_spans(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: Label
     per_label_result: dict[str, Any] = {}
     counts = None
     for mode in ("strict", "soft") if grain == "fine" else ("strict",):
-        metric = SpanOverlapScore(inventory, num_views=gold.num_views, mode=mode, per_label=per_label)
+        # files are scored in one process: never wait for other ranks (e.g. under DDP training)
+        metric = SpanOverlapScore(inventory, num_views=gold.num_views, mode=mode, per_label=per_label,
+                                  sync_on_compute=False)
         metric.update(preds, golds)
         result[mode] = metric.compute()
         counts = metric.counts()
@@ -122,7 +124,8 @@ def score_posts(grain: str, gold: PostCorpus, pred: PostCorpus, inventory: Label
     """Post-level micro scores of two aligned corpora of the task's grain."""
     from metrics.faina_post import PostMicroScore
 
-    metric = PostMicroScore(num_views=gold.num_views, labels=inventory.labels_of(grain), per_label=per_label)
+    metric = PostMicroScore(num_views=gold.num_views, labels=inventory.labels_of(grain), per_label=per_label,
+                            sync_on_compute=False)
     metric.update([row.labels[:1] if one_pred else row.labels for row in pred.rows],
                   [row.labels for row in gold.rows])
     result: dict[str, Any] = {"strict": metric.compute()}
