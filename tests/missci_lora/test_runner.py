@@ -1,0 +1,87 @@
+"""The finetune runner through Hydra on a tiny random Llama: folds, adapters, pooled scores, reruns, the CLI."""
+import json
+
+import pytest
+import torch
+
+import train
+from missci.data import load_split
+from missci.predict_lora import main as predict_main
+from missci.predictions import read_predictions
+
+from missci_lora.helpers import compose
+
+QUICK = ["llm=tiny-llama", "callbacks=none", "logger=csv", "task.lora.max_steps=2", "task.lora.batch_size=2",
+         "task.lora.max_train_examples=4", "task.lora.candidates.max_new_tokens=4",
+         "task.lora.candidates.num_candidates=2", "task.max_fallacies=2"]
+
+
+def run(tmp_path, data_dir, *overrides):
+    cfg = compose(["task=missci-gen", f"task.data_dir={data_dir}", f"paths.results_dir={tmp_path}",
+                   "task.premise_metrics=null", *QUICK, *overrides])
+    return cfg, train.run(cfg)
+
+
+def test_official_run_trains_saves_predicts_and_reruns(tmp_path, data_dir, capsys):
+    cfg, metrics = run(tmp_path, data_dir, "cv=official", "name=official")
+    fold = tmp_path / "official" / "fold0"
+    result = json.loads((fold / "metrics.json").read_text())
+    assert result["train_examples"] == 4 and result["train_arguments"] == 30
+    assert {"test/p@1", "test/arg@1", "test/f1_micro", "folds/p@1_mean"} <= set(metrics)
+    assert "all/p@1" not in metrics  # cv=official has one view: the test split
+    predictions = read_predictions(fold / "predictions.jsonl")
+    assert [p.fallacy_id for p in predictions] == ["arg-70:1", "arg-70:2"]
+    assert all(len(p.extra["candidate_outputs"]) == 2 for p in predictions)
+    bundle = json.loads((fold / "adapter" / "missci_lora.json").read_text())
+    assert bundle["task"] == "missci-gen" and bundle["llm"]["name"] == "tiny-llama"
+    assert set(bundle["trained_on_arguments"]) == {a.id for a in load_split("dev", data_dir)}
+    checkpoint = torch.load(fold / "checkpoints" / "last.ckpt", weights_only=True)
+    assert checkpoint["state_dict"] and all("lora_" in k for k in checkpoint["state_dict"])
+    assert "| p@1 |" in (tmp_path / "official" / "results.md").read_text()
+
+    stamp = (fold / "metrics.json").stat().st_mtime_ns
+    capsys.readouterr()
+    _, again = run(tmp_path, data_dir, "cv=official", "name=official")
+    assert "finished earlier" in capsys.readouterr().out and (fold / "metrics.json").stat().st_mtime_ns == stamp
+    assert again == metrics
+
+    # the saved adapter, reloaded by the CLI, predicts exactly what the run predicted
+    out = tmp_path / "cli.jsonl"
+    result = predict_main([str(fold / "adapter"), "--out", str(out), "--data", str(data_dir), "--split", "test",
+                           "--max-fallacies", "2", "--evaluate", "--no-premise-metrics", "--json"])
+    assert out.read_text() == (fold / "predictions.jsonl").read_text()
+    assert result["held_out"] is True and result["metrics"]["p@1"] == metrics["test/p@1"]
+
+
+def test_kfold_pools_held_out_predictions(tmp_path, data_dir):
+    cfg, metrics = run(tmp_path, data_dir, "cv=kfold", "cv.folds=[0,1]", "name=cv")
+    results = json.loads((tmp_path / "cv" / "results.json").read_text())
+    assert [f["fold"] for f in results["folds"]] == [0, 1]
+    assert {"all/p@1", "folds/p@1_mean", "folds/p@1_std"} <= set(metrics)
+    for fold in results["folds"]:
+        bundle = json.loads((tmp_path / "cv" / f"fold{fold['fold']}" / "adapter" / "missci_lora.json").read_text())
+        predicted = {p.argument_id for p in read_predictions(fold["prediction_file"])}
+        assert predicted and not predicted & set(bundle["trained_on_arguments"])
+
+
+def test_other_configuration_in_same_folder_is_refused(tmp_path, data_dir):
+    run(tmp_path, data_dir, "cv=official", "name=guarded")
+    from common.errors import UserError
+    with pytest.raises(UserError, match="another configuration"):
+        run(tmp_path, data_dir, "cv=official", "name=guarded", "task.lora.rank=4")
+
+
+def test_classification_task_finetunes(tmp_path, data_dir):
+    cfg = compose(["task=missci-cls", f"task.data_dir={data_dir}", f"paths.results_dir={tmp_path}", "cv=official",
+                   "name=cls", *QUICK])
+    metrics = train.run(cfg)
+    assert set(metrics) >= {"test/accuracy", "test/f1_macro", "folds/accuracy_mean"}
+    rows = [json.loads(line) for line in (tmp_path / "cls" / "fold0" / "classify.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and {r["gold"] for r in rows} and all("predicted" in r for r in rows)
+
+
+def test_cli_rejects_a_folder_without_adapter(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        predict_main([str(tmp_path), "--out", str(tmp_path / "x.jsonl")])
+    assert exit_info.value.code == 2
+    assert "missci_lora.json is missing" in capsys.readouterr().err
