@@ -54,6 +54,7 @@ def instantiate_all(group: DictConfig | None) -> list:
 def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldSplit, fold_dir: Path,
              tokenizer, predict_features: list[dict] | None) -> dict:
     level = LEVELS[data.level]
+    fold_dir.mkdir(parents=True, exist_ok=True)
     pl.seed_everything(cfg.seed + split.fold, workers=True, verbose=False)
     fcfg = fold_config(cfg, split, fold_dir)
     model = build_model(fcfg.model, fcfg.encoder, data.level, data.labels, data.num_views, data.inventory)
@@ -67,7 +68,7 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
     trainer: pl.Trainer = hydra.utils.instantiate(fcfg.trainer, logger=loggers or False, callbacks=callbacks,
                                                   default_root_dir=str(fold_dir))
     last = fold_dir / "checkpoints" / "last.ckpt"
-    trainer.fit(model, datamodule=datamodule, ckpt_path=str(last) if last.is_file() else None)
+    trainer.fit(model, datamodule=datamodule, ckpt_path=str(last) if last.is_file() else None, weights_only=True)
     checkpoint = trainer.checkpoint_callback
     best_path = checkpoint.best_model_path if checkpoint is not None else ""
     if best_path:

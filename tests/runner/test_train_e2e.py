@@ -98,3 +98,30 @@ def test_unknown_mode_is_one_clear_error(make_cfg):
     cfg = make_cfg("task=missci-gen", sample=False)
     with pytest.raises(UserError, match="no 'finetune' mode|zero-shot"):
         run(cfg)
+
+
+def test_interrupted_fold_resumes_from_its_last_checkpoint(make_cfg, monkeypatch):
+    import lightning.pytorch as pl
+    import torch
+
+    from runner_helpers import SimulatedCrash
+
+    crash = ["+callbacks.crash._target_=runner_helpers.CrashAfterEpoch", "+callbacks.crash.epoch=1"]
+    common = ["task=post-c", "cv.folds=[0]", "trainer.max_epochs=3", "name=resume"]
+    with pytest.raises(SimulatedCrash):
+        run(make_cfg(*common, *crash))
+    fold = __import__("pathlib").Path(make_cfg(*common).paths.results_dir) / "resume" / "fold0"
+    assert not (fold / "metrics.json").exists()
+    assert torch.load(fold / "checkpoints" / "last.ckpt", weights_only=True)["epoch"] == 0
+    resumed_from = []
+    original_fit = pl.Trainer.fit
+
+    def spying_fit(self, *args, **kwargs):
+        resumed_from.append(kwargs.get("ckpt_path"))
+        return original_fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(pl.Trainer, "fit", spying_fit)
+    run(make_cfg(*common))
+    assert resumed_from == [str(fold / "checkpoints" / "last.ckpt")]
+    assert (fold / "metrics.json").is_file()
+    assert torch.load(fold / "checkpoints" / "last.ckpt", weights_only=True)["epoch"] >= 2
