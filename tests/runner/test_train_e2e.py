@@ -125,3 +125,12 @@ def test_interrupted_fold_resumes_from_its_last_checkpoint(make_cfg, monkeypatch
     assert resumed_from == [str(fold / "checkpoints" / "last.ckpt")]
     assert (fold / "metrics.json").is_file()
     assert torch.load(fold / "checkpoints" / "last.ckpt", weights_only=True)["epoch"] >= 2
+
+
+def test_train_cli_user_error_is_one_line_exit_2(tmp_path):
+    result = subprocess.run([sys.executable, "train.py", "data=faina", f"paths.root_dir={tmp_path}"], cwd=REPO,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert "Faina is not there" in result.stderr and "data.dir=" in result.stderr
