@@ -95,9 +95,13 @@ def test_missing_faina_says_where_to_get_it(make_cfg):
 
 
 def test_unknown_mode_is_one_clear_error(make_cfg):
-    cfg = make_cfg("task=missci-gen", sample=False)
-    with pytest.raises(UserError, match="no 'finetune' mode|zero-shot"):
+    from omegaconf import OmegaConf
+
+    cfg = make_cfg("task=span-f")
+    OmegaConf.update(cfg, "mode.name", "distill")
+    with pytest.raises(UserError, match="task 'span-f' has no 'distill' mode") as info:
         run(cfg)
+    assert "finetune" in info.value.fix and "zero-shot" in info.value.fix
 
 
 def test_interrupted_fold_resumes_from_its_last_checkpoint(make_cfg, monkeypatch):
