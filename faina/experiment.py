@@ -13,9 +13,9 @@ from pathlib import Path
 
 import hydra
 import lightning.pytorch as pl
-from lightning.fabric.utilities.rank_zero import rank_zero_only
 from omegaconf import DictConfig, OmegaConf
 
+from common.experiments import fold_config, guard_same_experiment, instantiate_all, run_folds
 from common.errors import UserError
 from common.io import atomic_write_json, atomic_write_text
 from faina.datamodule import FainaDataModule
@@ -40,23 +40,12 @@ def make_splits(cfg: DictConfig, data: TaskData) -> list[FoldSplit]:
     return kfold_splits(matrix, cfg.cv.num_folds, cfg.cv.dev_fraction, cfg.seed)
 
 
-def fold_config(cfg: DictConfig, split: FoldSplit, fold_dir: Path) -> DictConfig:
-    """The experiment config with ``fold.*`` filled in, so loggers and callbacks can name the fold."""
-    fold_cfg = OmegaConf.merge(cfg, {"fold": {"index": split.fold, "name": f"fold{split.fold}",
-                                              "dir": str(fold_dir)}})
-    return fold_cfg
-
-
-def instantiate_all(group: DictConfig | None) -> list:
-    return [hydra.utils.instantiate(item) for item in (group or {}).values() if item is not None]
-
-
 def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldSplit, fold_dir: Path,
              tokenizer, predict_features: list[dict] | None) -> dict:
     level = LEVELS[data.level]
     fold_dir.mkdir(parents=True, exist_ok=True)
     pl.seed_everything(cfg.seed + split.fold, workers=True, verbose=False)
-    fcfg = fold_config(cfg, split, fold_dir)
+    fcfg = fold_config(cfg, split.fold, fold_dir)
     model = build_model(fcfg.model, fcfg.encoder, data.level, data.labels, data.num_views, data.inventory)
     datamodule = FainaDataModule(features, split, tokenizer.pad_token_id, batch_size=cfg.loader.batch_size,
                                  num_workers=cfg.loader.num_workers, predict_features=predict_features,
@@ -143,60 +132,12 @@ def run(cfg: DictConfig) -> dict[str, float]:
     predict_features = level.encode(data.unlabelled, tokenizer, data.labels, data.num_views) if official else None
     splits = make_splits(cfg, data)
     guard_same_experiment(cfg, exp_dir)
-    wanted = set(cfg.cv.folds) if cfg.cv.get("folds") is not None else None
-    results = []
-    for split in splits:
-        if wanted is not None and split.fold not in wanted:
-            continue
-        fold_dir = exp_dir / f"fold{split.fold}"
-        done = fold_dir / "metrics.json"
-        if done.is_file():
-            print(f"fold {split.fold}: finished earlier, reusing {done}")
-            results.append(json.loads(done.read_text(encoding="utf-8")))
-            continue
-        results.append(run_fold(cfg, data, features, split, fold_dir, tokenizer, predict_features))
-    if rank_zero_only.rank != 0:
+    results = run_folds(cfg, exp_dir, splits, lambda split: split.fold,
+                        lambda split, fold_dir: run_fold(cfg, data, features, split, fold_dir, tokenizer,
+                                                         predict_features))
+    if results is None:
         return {}
     return report(cfg, exp_dir, results)
-
-
-# keys that may change between runs of one experiment without changing its results
-VOLATILE_KEYS = ("fold", "paths", "logger", "callbacks", "cv.folds", "hydra")
-
-
-def experiment_identity(cfg: DictConfig) -> dict:
-    container = OmegaConf.to_container(cfg, resolve=True)
-    for key in VOLATILE_KEYS:
-        parent, _, leaf = key.rpartition(".")
-        node = container
-        for part in filter(None, parent.split(".")):
-            node = node.get(part, {})
-        node.pop(leaf, None)
-    return container
-
-
-def guard_same_experiment(cfg: DictConfig, exp_dir: Path) -> None:
-    """Reuse finished folds only for the same configuration; refuse to mix results of two configs."""
-    identity = experiment_identity(cfg)
-    saved = exp_dir / "experiment.json"
-    if saved.is_file():
-        before = json.loads(saved.read_text(encoding="utf-8"))
-        if before != json.loads(json.dumps(identity)):
-            changed = sorted(_diff_keys(before, identity))
-            raise UserError(f"the folder holds results of another configuration (differs in: {', '.join(changed)})",
-                            path=exp_dir, fix="give this run its own name=..., or delete the folder to start over")
-    exp_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(saved, identity)
-    atomic_write_text(exp_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
-
-
-def _diff_keys(a, b, prefix: str = "") -> list[str]:
-    if isinstance(a, dict) and isinstance(b, dict):
-        keys = []
-        for key in set(a) | set(b):
-            keys += _diff_keys(a.get(key), b.get(key), f"{prefix}{key}.")
-        return keys
-    return [] if a == b else [prefix.rstrip(".")]
 
 
 def report(cfg: DictConfig, exp_dir: Path, results: list[dict]) -> dict[str, float]:

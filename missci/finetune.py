@@ -30,7 +30,7 @@ from lightning.fabric.utilities.rank_zero import rank_zero_only
 from omegaconf import DictConfig, OmegaConf
 
 from common.io import atomic_write_json, atomic_write_text
-from faina.experiment import fold_config, guard_same_experiment, instantiate_all
+from common.experiments import fold_config, guard_same_experiment, instantiate_all
 from metrics.missci_premise import PremiseMetricConfig
 from missci.data import Argument, load_split
 from missci.folds import argument_folds
@@ -100,7 +100,7 @@ def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) ->
                         settings["generation"].get("system_prompt"))
     candidates = CandidateSettings(**{**lora["candidates"], "seed": int(cfg.seed)})
     pl.seed_everything(cfg.seed + plan.index, workers=True, verbose=False)
-    fcfg = fold_config(cfg, SimpleNamespace(fold=plan.index), fold_dir)
+    fcfg = fold_config(cfg, plan.index, fold_dir)
 
     model, tokenizer, quantized = load_base_model(llm)
     peft_model = add_lora(model, LoraSettings(lora["rank"], lora["alpha"], lora["dropout"], lora["target_modules"]),

@@ -1,0 +1,87 @@
+"""What every cross-validated runner shares: the fold loop, per-fold configs, and the experiment guard.
+
+A fold is finished when its ``metrics.json`` exists (runners write it atomically, last), so a rerun of an
+experiment picks up exactly where the previous one stopped; a rerun with another configuration under the
+same name is refused instead of mixing results. Under DDP only rank 0 reports.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable, Iterable, TypeVar
+
+import hydra
+from lightning.fabric.utilities.rank_zero import rank_zero_only
+from omegaconf import DictConfig, OmegaConf
+
+from common.errors import UserError
+from common.io import atomic_write_json, atomic_write_text
+
+Fold = TypeVar("Fold")
+
+
+def run_folds(cfg: DictConfig, exp_dir: Path, folds: Iterable[Fold], index_of: Callable[[Fold], int],
+              run_fold: Callable[[Fold, Path], dict]) -> list[dict] | None:
+    """Results of the folds chosen by ``cv.folds`` (all when null); ``None`` on ranks other than 0."""
+    wanted = set(cfg.cv.folds) if cfg.cv.get("folds") is not None else None
+    results = []
+    for fold in folds:
+        index = index_of(fold)
+        if wanted is not None and index not in wanted:
+            continue
+        fold_dir = exp_dir / f"fold{index}"
+        done = fold_dir / "metrics.json"
+        if done.is_file():
+            print(f"fold {index}: finished earlier, reusing {done}")
+            results.append(json.loads(done.read_text(encoding="utf-8")))
+            continue
+        results.append(run_fold(fold, fold_dir))
+    return results if rank_zero_only.rank == 0 else None
+
+
+def fold_config(cfg: DictConfig, index: int, fold_dir: Path) -> DictConfig:
+    """The experiment config with ``fold.*`` filled in, so loggers and callbacks can name the fold."""
+    return OmegaConf.merge(cfg, {"fold": {"index": index, "name": f"fold{index}", "dir": str(fold_dir)}})
+
+
+def instantiate_all(group: DictConfig | None) -> list:
+    return [hydra.utils.instantiate(item) for item in (group or {}).values() if item is not None]
+
+
+# keys that may change between runs of one experiment without changing its results
+VOLATILE_KEYS = ("fold", "paths", "logger", "callbacks", "cv.folds", "hydra")
+
+
+def experiment_identity(cfg: DictConfig) -> dict:
+    container = OmegaConf.to_container(cfg, resolve=True)
+    for key in VOLATILE_KEYS:
+        parent, _, leaf = key.rpartition(".")
+        node = container
+        for part in filter(None, parent.split(".")):
+            node = node.get(part, {})
+        node.pop(leaf, None)
+    return container
+
+
+def guard_same_experiment(cfg: DictConfig, exp_dir: Path) -> None:
+    """Reuse finished folds only for the same configuration; refuse to mix results of two configs."""
+    identity = experiment_identity(cfg)
+    saved = exp_dir / "experiment.json"
+    if saved.is_file():
+        before = json.loads(saved.read_text(encoding="utf-8"))
+        if before != json.loads(json.dumps(identity)):
+            changed = sorted(_diff_keys(before, identity))
+            raise UserError(f"the folder holds results of another configuration (differs in: {', '.join(changed)})",
+                            path=exp_dir, fix="give this run its own name=..., or delete the folder to start over")
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(saved, identity)
+    atomic_write_text(exp_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+
+
+def _diff_keys(a, b, prefix: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = []
+        for key in set(a) | set(b):
+            keys += _diff_keys(a.get(key), b.get(key), f"{prefix}{key}.")
+        return keys
+    return [] if a == b else [prefix.rstrip(".")]
