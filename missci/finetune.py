@@ -20,17 +20,15 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import hydra
 import lightning.pytorch as pl
 import numpy as np
-from lightning.fabric.utilities.rank_zero import rank_zero_only
 from omegaconf import DictConfig, OmegaConf
 
 from common.io import atomic_write_json, atomic_write_text
-from common.experiments import fold_config, guard_same_experiment, instantiate_all
+from common.experiments import fold_config, guard_same_experiment, instantiate_all, run_folds
 from metrics.missci_premise import PremiseMetricConfig
 from missci.data import Argument, load_split
 from missci.folds import argument_folds
@@ -172,19 +170,9 @@ def run_lora(cfg: DictConfig, task: LoraTask) -> dict[str, float]:
     data_dir = cfg.task.get("data_dir")
     plans = fold_plans(cfg.cv, int(cfg.seed), data_dir)
     guard_same_experiment(cfg, exp_dir)
-    wanted = set(cfg.cv.folds) if cfg.cv.get("folds") is not None else None
-    results = []
-    for plan in plans:
-        if wanted is not None and plan.index not in wanted:
-            continue
-        fold_dir = exp_dir / f"fold{plan.index}"
-        done = fold_dir / "metrics.json"
-        if done.is_file():
-            print(f"fold {plan.index}: finished earlier, reusing {done}")
-            results.append(json.loads(done.read_text(encoding="utf-8")))
-            continue
-        results.append(run_fold(cfg, task, plan, fold_dir))
-    if rank_zero_only.rank != 0:
+    results = run_folds(cfg, exp_dir, plans, lambda plan: plan.index,
+                        lambda plan, fold_dir: run_fold(cfg, task, plan, fold_dir))
+    if results is None:
         return {}
     return report(cfg, task, plans, results, exp_dir, load_split("test", data_dir))
 

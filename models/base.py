@@ -106,6 +106,16 @@ class FallacyModule(L.LightningModule):
         return [GradualUnfreezing()] if self.gradual_unfreezing else []
 
     # --- evaluation --------------------------------------------------------------------------------
+    def validation_step(self, batch, batch_idx):
+        self._evaluate(batch, "val")
+
+    def test_step(self, batch, batch_idx):
+        self._evaluate(batch, "test")
+
+    def _evaluate(self, batch, split: str) -> None:
+        """Score one batch of a labelled split (each model decodes and updates its metric)."""
+        raise NotImplementedError
+
     def metric_for(self, split: str):
         return self.val_metric if split == "val" else self.test_metric
 

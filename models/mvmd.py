@@ -73,12 +73,6 @@ class MVMD(FallacyModule):
         self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
         return loss
 
-    def validation_step(self, batch, batch_idx):
-        self._evaluate(batch, "val")
-
-    def test_step(self, batch, batch_idx):
-        self._evaluate(batch, "test")
-
     def _evaluate(self, batch, split: str) -> None:
         if "tags" not in batch:  # unlabelled data: nothing to score
             return
