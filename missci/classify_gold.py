@@ -16,7 +16,7 @@ from metrics.missci_classification import classification_metrics
 from missci.data import load_split
 from missci.parser import parse_output
 from missci.prompts import PromptOptions, classification_prompt
-from missci.zero_shot import select
+from missci.zero_shot import common_arguments, select
 from models.generation import GenerationSettings, generate
 from models.llm import CausalLMSpec, load_causal_lm
 
@@ -52,12 +52,6 @@ def run_classification(*, llm: dict[str, Any], split: str = "dev", data_dir: str
 
 
 def run(cfg) -> dict[str, float]:
-    from omegaconf import OmegaConf
-    task = OmegaConf.to_container(cfg.task, resolve=True)
-    llm = OmegaConf.to_container(cfg.llm, resolve=True)
-    generation = dict(task.get("generation") or {})
-    if cfg.get("seed") is not None:
-        generation["seed"] = int(cfg.seed)
-    return run_classification(llm=llm, split=task["split"], data_dir=task.get("data_dir"), prompt=task.get("prompt"),
-                              generation=generation, output_dir=task["output_dir"],
-                              max_arguments=task.get("max_arguments"), max_fallacies=task.get("max_fallacies"))
+    """Hydra runner of task=missci-cls mode=zero-shot."""
+    _, common = common_arguments(cfg)
+    return run_classification(**common)

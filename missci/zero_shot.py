@@ -87,16 +87,23 @@ def run_zero_shot(*, llm: dict[str, Any], split: str = "dev", data_dir: str | No
     return {f"{split}/{k}": float(v) for k, v in result["metrics"].items()}
 
 
-def run(cfg) -> dict[str, float]:
-    """Hydra runner: reads ``cfg.task`` (split, prompt, generation, …) and ``cfg.llm`` (the model)."""
+def common_arguments(cfg) -> tuple[dict, dict]:
+    """``(task, common)``: the resolved task block and the arguments every Missci prompting runner takes
+    from a composed config (model, split, data, prompt, generation with the run's seed, output, subset)."""
     from omegaconf import OmegaConf
     task = OmegaConf.to_container(cfg.task, resolve=True)
-    llm = OmegaConf.to_container(cfg.llm, resolve=True)
     generation = dict(task.get("generation") or {})
     if cfg.get("seed") is not None:
         generation["seed"] = int(cfg.seed)
-    return run_zero_shot(llm=llm, split=task["split"], data_dir=task.get("data_dir"), prompt=task.get("prompt"),
-                         generation=generation, output_dir=task["output_dir"],
-                         max_arguments=task.get("max_arguments"), max_fallacies=task.get("max_fallacies"),
-                         consistency=bool(task.get("consistency", False)), max_k=int(task.get("max_k", 6)),
+    common = {"llm": OmegaConf.to_container(cfg.llm, resolve=True), "split": task["split"],
+              "data_dir": task.get("data_dir"), "prompt": task.get("prompt"), "generation": generation,
+              "output_dir": task["output_dir"], "max_arguments": task.get("max_arguments"),
+              "max_fallacies": task.get("max_fallacies")}
+    return task, common
+
+
+def run(cfg) -> dict[str, float]:
+    """Hydra runner: reads ``cfg.task`` (split, prompt, generation, …) and ``cfg.llm`` (the model)."""
+    task, common = common_arguments(cfg)
+    return run_zero_shot(**common, consistency=bool(task.get("consistency", False)), max_k=int(task.get("max_k", 6)),
                          premise_metrics=task.get("premise_metrics"))
