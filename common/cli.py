@@ -1,0 +1,42 @@
+"""The one way the project's command-line tools build their argument parsers.
+
+Every CLI (``python -m faina.evaluate`` or its console command ``faina-evaluate``) gets the same things a
+user of such tools expects: ``--help`` that lists each option with its default, ``--version``, and a program
+name that matches how it was called. New CLIs call ``command_parser`` instead of ``argparse.ArgumentParser``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from importlib import metadata
+
+DISTRIBUTION = "fallacy-framework"
+
+
+def project_version() -> str:
+    """The installed distribution's version (``unknown`` when run from a source tree that is not installed)."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults appended to each option's help; descriptions keep their line breaks."""
+
+
+def program_name(module: str) -> str:
+    """``faina-evaluate`` when started as a console command, ``python -m faina.evaluate`` otherwise."""
+    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if invoked and not invoked.endswith(".py") and invoked not in {"-c", "-m", "__main__.py"}:
+        return invoked
+    return f"python -m {module}"
+
+
+def command_parser(module: str, description: str | None, **kwargs) -> argparse.ArgumentParser:
+    """An ``ArgumentParser`` for the CLI in ``module`` (e.g. ``"faina.evaluate"``), with ``--version``."""
+    kwargs.setdefault("formatter_class", _HelpFormatter)
+    parser = argparse.ArgumentParser(prog=program_name(module), description=description, **kwargs)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")
+    return parser
