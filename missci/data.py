@@ -3,7 +3,9 @@
 Every argument is validated on reading (required fields, types, the 9 class names), so later stages never
 meet a half-formed record; a malformed line ends in one ``UserError`` naming the file, line and field.
 The data folder is never hard-wired: ``--data DIR`` wins, then the ``MISSCI_DATA`` environment variable,
-then ``data/missci`` under the repository root.
+then ``data/missci`` under the repository root. The name ``sample`` (in any of them) means the synthetic
+sample shipped in the package (``missci/sample_data/``, written by ``python -m missci.sample``). It is never
+picked silently: a run on synthetic data must be asked for, so its numbers are not mistaken for Missci's.
 """
 from __future__ import annotations
 
@@ -18,7 +20,10 @@ from missci.classes import CLASS_NAMES
 
 SPLITS = ("dev", "test")
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DOWNLOAD_FIX = "fetch the files with `python -m missci.download DIR` and pass `--data DIR` (or set MISSCI_DATA)."
+SAMPLE = "sample"
+SAMPLE_DIR = Path(__file__).resolve().parent / "sample_data"
+DOWNLOAD_FIX = ("fetch the files with `python -m missci.download DIR` and pass `--data DIR` (or set MISSCI_DATA); "
+                "`--data sample` (task.data_dir=sample) uses the synthetic sample shipped with the package.")
 
 
 @dataclass(frozen=True)
@@ -54,12 +59,15 @@ class Argument:
 
 
 def resolve_data_dir(data: str | Path | None = None) -> Path:
-    """The folder holding ``{dev,test}.missci.jsonl``: the argument, else MISSCI_DATA, else data/missci."""
-    if data:
-        return Path(data)
-    if os.environ.get("MISSCI_DATA"):
-        return Path(os.environ["MISSCI_DATA"])
-    return REPO_ROOT / "data" / "missci"
+    """The folder holding ``{dev,test}.missci.jsonl``: the argument, else MISSCI_DATA, else data/missci;
+    ``sample`` names the packaged synthetic sample."""
+    chosen = data or os.environ.get("MISSCI_DATA") or REPO_ROOT / "data" / "missci"
+    return SAMPLE_DIR if str(chosen) == SAMPLE else Path(chosen)
+
+
+def is_sample(data: str | Path | None = None) -> bool:
+    """Whether ``data`` (resolved as above) is the packaged synthetic sample, not the real Missci files."""
+    return resolve_data_dir(data).resolve() == SAMPLE_DIR.resolve()
 
 
 def split_path(split: str, data: str | Path | None = None) -> Path:

@@ -1,4 +1,8 @@
-"""Fixtures for Missci tests: the shared data copy (never copied into the repository) and small records."""
+"""Fixtures for Missci tests: the data folder (the packaged synthetic sample) and small records.
+
+``data_dir`` is the synthetic sample, so these tests run on any clone; tests of the paper's own figures take
+``real_missci`` (tests/conftest.py) instead.
+"""
 from __future__ import annotations
 
 import json
@@ -6,14 +10,10 @@ from pathlib import Path
 
 import pytest
 
-DATA_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "missci"
-
 
 @pytest.fixture(scope="session")
-def data_dir() -> Path:
-    if not (DATA_DIR / "test.missci.jsonl").is_file():
-        pytest.skip(f"Missci data not found under {DATA_DIR}")
-    return DATA_DIR.resolve()
+def data_dir(missci_sample) -> Path:
+    return missci_sample
 
 
 def make_argument(arg_id: str = "arg-1", fallacies=None) -> dict:

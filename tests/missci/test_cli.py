@@ -6,23 +6,54 @@ import pytest
 
 from common.errors import UserError
 from missci import baseline, download, evaluate, stats
+from missci.classes import CLASS_NAMES
 from missci.data import load_split
 from missci.predictions import FallacyPrediction, RankedPremise, read_predictions, write_predictions
+
+
+def _raw_counts(folder):
+    """(arguments, R_i, interchangeable, class counter) per split, counted from the raw JSON lines."""
+    from collections import Counter
+    counts = {}
+    for split in ("dev", "test"):
+        rows = [json.loads(line) for line in (folder / f"{split}.missci.jsonl").read_text().splitlines() if line]
+        fallacies = [f for r in rows for f in r["argument"]["fallacies"]]
+        classes = Counter(alt["class"] for f in fallacies for alt in f["interchangeable_fallacies"])
+        counts[split] = (len(rows), len(fallacies), sum(classes.values()), classes)
+    return counts
 
 
 def test_stats_json(data_dir, capsys):
     result = stats.main(["--data", str(data_dir), "--json"])
     printed = json.loads(capsys.readouterr().out)
     assert printed == result
+    raw = _raw_counts(data_dir)
+    for split, (arguments, fallacies, interchangeable, classes) in raw.items():
+        assert result["splits"][split]["arguments"] == arguments
+        assert result["splits"][split]["fallacies"] == fallacies
+        assert result["splits"][split]["interchangeable"] == interchangeable
+        assert result["splits"][split]["classes"] == {name: classes.get(name, 0) for name in CLASS_NAMES}
+    assert result["arguments"] == raw["dev"][0] + raw["test"][0]
+    assert result["classes"]["Fallacy of Exclusion"] == raw["dev"][3]["Fallacy of Exclusion"] + \
+        raw["test"][3]["Fallacy of Exclusion"]
+    assert stats.main(["--data", "sample", "--json"]) == result  # the name `sample` is this folder
+
+
+def test_stats_reproduce_the_paper_counts(real_missci, capsys):
+    result = stats.main(["--data", str(real_missci), "--json"])
     assert (result["arguments"], result["fallacies"], result["interchangeable"]) == (184, 435, 550)
     assert result["splits"]["dev"]["fallacies"] == 72 and result["splits"]["test"]["interchangeable"] == 454
     assert result["classes"]["Fallacy of Exclusion"] == 150 and result["classes"]["Impossible Expectations"] == 11
 
 
 def test_download_checks_sums_and_reports_offline(tmp_path, data_dir, monkeypatch):
-    served = {download.file_url(n): (data_dir / n).read_bytes() for n in download.SHA256}
+    # the sample stands in for the pinned files: their sums become the pinned sums
+    sums = {n: hashlib.sha256((data_dir / n).read_bytes()).hexdigest() for n in download.SHA256}
+    monkeypatch.setattr(download, "SHA256", sums)
+    served = {download.file_url(n): (data_dir / n).read_bytes() for n in sums}
     paths = download.download(tmp_path / "d", fetch=served.__getitem__)
-    assert [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths] == list(download.SHA256.values())
+    assert [p.read_bytes() for p in paths] == [(data_dir / n).read_bytes() for n in sums]
+    assert download.download(tmp_path / "d", fetch=lambda url: b"never fetched: the files are kept") == paths
     with pytest.raises(UserError, match="checksum mismatch"):
         download.download(tmp_path / "e", fetch=lambda url: b"tampered")
 
@@ -32,6 +63,12 @@ def test_download_checks_sums_and_reports_offline(tmp_path, data_dir, monkeypatc
     with pytest.raises(SystemExit) as info:
         download.main([str(tmp_path / "f")])
     assert info.value.code == 2
+
+
+def test_pinned_checksums_are_the_real_files(real_missci):
+    # the real_missci fixture fails on a mismatch; here the download keeps verified files without fetching
+    paths = download.download(real_missci, fetch=lambda url: pytest.fail(f"fetched {url}"))
+    assert [p.name for p in paths] == list(download.SHA256)
 
 
 def _oracle_predictions(arguments):
@@ -61,9 +98,9 @@ def test_evaluate_cli_errors(tmp_path, data_dir):
         read_predictions(bad)
 
 
-def test_random_baseline_reproduces_paper_on_test(data_dir, capsys):
+def test_random_baseline_reproduces_paper_on_test(real_missci, capsys):
     result = baseline.main(["random", "--premise", "claim", "--seeds", "1", "2", "3", "4", "5", "--split", "test",
-                            "--data", str(data_dir), "--json", "--no-premise-metrics"])
+                            "--data", str(real_missci), "--json", "--no-premise-metrics"])
     assert json.loads(capsys.readouterr().out)["mean"] == pytest.approx(result["mean"])
     assert set(result["seeds"]) == {"1", "2", "3", "4", "5"}
     assert round(result["mean"]["p@1"], 4) == 0.1311

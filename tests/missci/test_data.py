@@ -1,11 +1,13 @@
 import pytest
 
 from common.errors import UserError
-from missci.data import load_split, read_arguments, resolve_data_dir
+from missci.data import is_sample, load_split, read_arguments, resolve_data_dir
+from missci.sample import default_sample_dir
 from tests.missci.conftest import make_argument
 
 
-def test_official_files_load_with_expected_counts(data_dir):
+def test_official_files_load_with_expected_counts(real_missci):
+    data_dir = real_missci
     for split, (args, fallacies, alternatives) in {"dev": (30, 72, 96), "test": (154, 363, 454)}.items():
         arguments = load_split(split, data_dir)
         assert len(arguments) == args
@@ -54,7 +56,13 @@ def test_data_dir_resolution(monkeypatch, tmp_path):
     monkeypatch.setenv("MISSCI_DATA", str(tmp_path))
     assert resolve_data_dir() == tmp_path
     assert resolve_data_dir("elsewhere").name == "elsewhere"
-    with pytest.raises(UserError, match="Missci data file not found.*missci.download"):
+    # `sample` names the packaged synthetic sample, as an argument or in MISSCI_DATA, and only when asked
+    assert resolve_data_dir("sample") == default_sample_dir() and is_sample("sample")
+    assert not is_sample() and not is_sample("elsewhere")
+    with pytest.raises(UserError, match="Missci data file not found.*missci.download.*--data sample"):
         load_split("dev")
+    monkeypatch.setenv("MISSCI_DATA", "sample")
+    assert resolve_data_dir() == default_sample_dir() and is_sample()
+    assert load_split("dev")[0].id == load_split("dev", default_sample_dir())[0].id
     with pytest.raises(UserError, match="unknown Missci split"):
         load_split("train", tmp_path)

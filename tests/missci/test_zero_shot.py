@@ -13,14 +13,23 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
 NO_MODEL_METRICS = {"meteor": True, "sbert_model": "minilm", "bertscore_model": None, "nli_model": None}
 
 
+def first_fallacy_ids(data_dir, split: str, count: int) -> list[str]:
+    """The ids of the first ``count`` R_i of a split, in file order."""
+    return [f.id for a in load_split(split, data_dir) for f in a.fallacies][:count]
+
+
 def llm_config(name: str) -> dict:
     return OmegaConf.to_container(OmegaConf.load(CONF / "llm" / f"{name}.yaml"), resolve=True)
 
 
 def test_select_limits_fallacies(data_dir):
-    chosen = select(load_split("dev", data_dir), max_fallacies=3)
+    arguments = load_split("dev", data_dir)
+    chosen = select(arguments, max_fallacies=3)
     assert sum(len(a.fallacies) for a in chosen) == 3
-    assert [a.id for a in chosen][:1] == ["arg-34"]
+    assert [a.id for a in chosen] == [a.id for a in arguments[:len(chosen)]]
+    assert [f.id for a in chosen for f in a.fallacies] == first_fallacy_ids(data_dir, "dev", 3)
+    two = select(arguments, max_arguments=2)
+    assert [a.id for a in two] == [a.id for a in arguments[:2]] and two[1].fallacies == arguments[1].fallacies
 
 
 def test_tiny_model_end_to_end(tmp_path, data_dir):
@@ -28,7 +37,7 @@ def test_tiny_model_end_to_end(tmp_path, data_dir):
                             generation={"max_new_tokens": 6, "batch_size": 2}, output_dir=tmp_path,
                             max_fallacies=3, consistency=True, premise_metrics=NO_MODEL_METRICS)
     predictions = read_predictions(tmp_path / "predictions-dev.jsonl")
-    assert [p.fallacy_id for p in predictions] == ["arg-34:1", "arg-34:2", "arg-171:1"]
+    assert [p.fallacy_id for p in predictions] == first_fallacy_ids(data_dir, "dev", 3)
     assert all(p.raw_output is not None and p.predictions and p.reclassified for p in predictions)
     saved = json.loads((tmp_path / "metrics-dev.json").read_text())
     assert saved["counts"]["fallacies"] == 3 and saved["llm"] == "tiny-llama"
@@ -61,7 +70,10 @@ def test_hydra_classification_task(tmp_path, data_dir):
     metrics = train.run(cfg)
     assert set(metrics) == {"dev/cls/accuracy", "dev/cls/f1_macro"}
     rows = [json.loads(line) for line in (tmp_path / "classify-dev.jsonl").read_text().splitlines()]
-    assert len(rows) == 2 and rows[0]["gold"] == "Hasty Generalization"
+    chosen = select(load_split("dev", data_dir), max_fallacies=2)
+    alternatives = [alt for a in chosen for f in a.fallacies for alt in f.interchangeable]
+    assert [r["id"] for r in rows] == [alt.id for alt in alternatives]  # one row per interchangeable fallacy
+    assert [r["gold"] for r in rows] == [alt.fallacy_class for alt in alternatives]
 
 
 @pytest.mark.slow

@@ -1,18 +1,17 @@
-"""Fixtures for the LoRA tests: the shared Missci copy, a tiny random 2-layer Llama and its tokenizer."""
+"""Fixtures for the LoRA tests: the Missci data (the packaged synthetic sample), a tiny random 2-layer Llama."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from missci_lora.helpers import DATA_DIR, tiny_spec
+from missci_lora.helpers import tiny_spec
 
 
 @pytest.fixture(scope="session")
-def data_dir() -> Path:
-    if not (DATA_DIR / "test.missci.jsonl").is_file():
-        pytest.skip(f"Missci data not found under {DATA_DIR}")
-    return DATA_DIR.resolve()
+def data_dir(missci_sample) -> Path:
+    """The synthetic sample: every LoRA path runs on a fresh clone."""
+    return missci_sample
 
 
 @pytest.fixture

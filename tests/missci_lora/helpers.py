@@ -5,7 +5,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CONF = REPO / "conf"
-DATA_DIR = REPO / ".." / "shared" / "data" / "missci"
 TINY_CONFIG = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
                "num_key_value_heads": 2, "max_position_embeddings": 2048}
 

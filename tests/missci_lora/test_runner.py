@@ -26,15 +26,16 @@ def test_official_run_trains_saves_predicts_and_reruns(tmp_path, data_dir, capsy
     cfg, metrics = run(tmp_path, data_dir, "cv=official", "name=official")
     fold = tmp_path / "official" / "fold0"
     result = json.loads((fold / "metrics.json").read_text())
-    assert result["train_examples"] == 4 and result["train_arguments"] == 30
+    dev, test = load_split("dev", data_dir), load_split("test", data_dir)
+    assert result["train_examples"] == 4 and result["train_arguments"] == len(dev)
     assert {"test/p@1", "test/arg@1", "test/f1_micro", "folds/p@1_mean"} <= set(metrics)
     assert "all/p@1" not in metrics  # cv=official has one view: the test split
     predictions = read_predictions(fold / "predictions.jsonl")
-    assert [p.fallacy_id for p in predictions] == ["arg-70:1", "arg-70:2"]
+    assert [p.fallacy_id for p in predictions] == [f.id for a in test for f in a.fallacies][:2]
     assert all(len(p.extra["candidate_outputs"]) == 2 for p in predictions)
     bundle = json.loads((fold / "adapter" / "missci_lora.json").read_text())
     assert bundle["task"] == "missci-gen" and bundle["llm"]["name"] == "tiny-llama"
-    assert set(bundle["trained_on_arguments"]) == {a.id for a in load_split("dev", data_dir)}
+    assert set(bundle["trained_on_arguments"]) == {a.id for a in dev}
     checkpoint = torch.load(fold / "checkpoints" / "last.ckpt", weights_only=True)
     assert checkpoint["state_dict"] and all("lora_" in k for k in checkpoint["state_dict"])
     assert "| p@1 |" in (tmp_path / "official" / "results.md").read_text()
@@ -77,7 +78,11 @@ def test_classification_task_finetunes(tmp_path, data_dir):
     metrics = train.run(cfg)
     assert set(metrics) >= {"test/accuracy", "test/f1_macro", "folds/accuracy_mean"}
     rows = [json.loads(line) for line in (tmp_path / "cls" / "fold0" / "classify.jsonl").read_text().splitlines()]
-    assert len(rows) == 2 and {r["gold"] for r in rows} and all("predicted" in r for r in rows)
+    from missci.zero_shot import select
+    alternatives = [alt for a in select(load_split("test", data_dir), max_fallacies=2) for f in a.fallacies
+                    for alt in f.interchangeable]
+    assert [(r["id"], r["gold"]) for r in rows] == [(alt.id, alt.fallacy_class) for alt in alternatives]
+    assert all("predicted" in r for r in rows)
 
 
 def test_cli_rejects_a_folder_without_adapter(tmp_path, capsys):

@@ -7,10 +7,10 @@ from missci.sft_data import classification_examples, reconstruction_examples
 
 def test_reconstruction_targets_cover_every_interchangeable_fallacy(data_dir):
     options = PromptOptions(definitions=True, logical_forms=True)
-    for split, expected in (("dev", 96), ("test", 454)):
+    for split in ("dev", "test"):
         arguments = load_split(split, data_dir)
         examples = reconstruction_examples(arguments, options)
-        assert len(examples) == expected
+        assert len(examples) == sum(len(f.interchangeable) for a in arguments for f in a.fallacies)
         # the shared parser strips quotes around a premise (one dev premise starts with a quoted phrase)
         gold = [(alt.fallacy_class, " ".join(alt.premise.split()).strip('"“”'))
                 for a in arguments for f in a.fallacies for alt in f.interchangeable]
@@ -23,7 +23,7 @@ def test_classification_targets_are_the_gold_classes(data_dir):
     arguments = load_split("dev", data_dir)
     examples = classification_examples(arguments, PromptOptions())
     alts = [(a, f, alt) for a in arguments for f in a.fallacies for alt in f.interchangeable]
-    assert len(examples) == len(alts) == 96
+    assert len(examples) == len(alts) > len(arguments)  # some R_i have several interchangeable fallacies
     assert [parse_output(e.answer).classes for e in examples] == [[alt.fallacy_class] for _, _, alt in alts]
     a, f, alt = alts[0]
     assert examples[0].prompt == classification_prompt(a, f, alt.premise, PromptOptions())
