@@ -23,7 +23,17 @@ def project_version() -> str:
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Defaults appended to each option's help; descriptions keep their line breaks."""
+    """Defaults appended to each option's help; descriptions keep their line breaks.
+
+    Nothing is appended where it would say nothing: a help text that already explains its default, an
+    option whose default is None (it is required, or its help says what happens without it), and on/off flags.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default is None or action.default is False or "default" in text.lower():
+            return text
+        return super()._get_help_string(action)
 
 
 def program_name(module: str) -> str:

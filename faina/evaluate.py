@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
+from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
 from faina.conll import check_aligned, read_conll
 from faina.derive import coarse_corpus, coarse_rows
@@ -193,8 +194,7 @@ def format_table(task: str, gold: str, pred: str, outcome: dict[str, Any], one_p
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m faina.evaluate",
-                                     description="Score Faina predictions like the official scorer.")
+    parser = command_parser("faina.evaluate", "Score Faina predictions like the official scorer.")
     parser.add_argument("-T", "--task", required=True, choices=TASKS, help="task as LEVEL-GRAIN")
     parser.add_argument("-G", "--gold", required=True, help="gold file (CoNLL for span tasks, TSV for post tasks)")
     parser.add_argument("-P", "--pred", required=True, help="prediction file, same format and posts as the gold")

@@ -12,6 +12,7 @@ import argparse
 import lightning.pytorch as pl
 import torch
 
+from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
 from faina.datamodule import FainaDataModule
 from faina.folds import FoldSplit
@@ -46,11 +47,11 @@ def predict_file(model_dir: str, input_path: str, output_path: str, batch_size: 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m faina.predict", description=__doc__.splitlines()[0])
+    parser = command_parser("faina.predict", __doc__.splitlines()[0])
     parser.add_argument("model_dir", help="fold folder with model.safetensors and model.json")
     parser.add_argument("input", help="Faina-format file to label (.conll for span models, .tsv for post models)")
     parser.add_argument("output", help="where to write the predictions (official layout)")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=32, help="posts per forward pass")
     return parser
 
 

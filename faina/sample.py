@@ -18,7 +18,6 @@ How the two views differ (on purpose, like human label variation):
 """
 from __future__ import annotations
 
-import argparse
 import random
 import re
 from collections import Counter
@@ -26,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
+from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
 from faina import sample_lexicon as lex
 from faina.conll import write_conll
@@ -284,10 +284,10 @@ def summarize(corpus: SpanCorpus) -> str:
 
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m faina.sample", description=__doc__.split("\n\n")[0])
+    parser = command_parser("faina.sample", __doc__.split("\n\n")[0])
     parser.add_argument("out_dir", metavar="OUT_DIR", help="folder to write sample.conll and sample.tsv into")
-    parser.add_argument("--posts", type=int, default=DEFAULT_POSTS, help=f"number of posts (default {DEFAULT_POSTS})")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
+    parser.add_argument("--posts", type=int, default=DEFAULT_POSTS, help="number of posts")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed")
     parser.add_argument("--unlabelled", action="store_true",
                         help="also write sample-unlabelled.conll/.tsv with empty label cells")
     args = parser.parse_args(argv)

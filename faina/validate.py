@@ -10,6 +10,7 @@ import argparse
 import json
 from collections import Counter
 
+from common.cli import command_parser
 from common.errors import exit_on_user_error
 from faina.files import read_any
 from faina.labels import LabelInventory
@@ -61,7 +62,7 @@ def format_statistics(path: str, stats: dict) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m faina.validate", description=__doc__.splitlines()[0])
+    parser = command_parser("faina.validate", __doc__.splitlines()[0])
     parser.add_argument("file", help="a span-level .conll or post-level .tsv file")
     parser.add_argument("--json", action="store_true", help="print only the statistics as JSON")
     parser.add_argument("--labels", default="faina", help="label inventory YAML (default: Faina's 20 labels)")

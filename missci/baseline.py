@@ -11,6 +11,7 @@ import random
 import statistics
 from typing import Sequence
 
+from common.cli import command_parser
 from common.errors import exit_on_user_error
 from metrics.missci_premise import PremiseMetricConfig
 from missci.classes import CLASS_NAMES
@@ -50,10 +51,12 @@ def run_random_baseline(arguments: list[Argument], premise: str, seeds: Sequence
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m missci.baseline", description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=["random"])
-    parser.add_argument("--premise", choices=["claim", "p0"], default="claim")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    parser = command_parser("missci.baseline", __doc__.splitlines()[0])
+    parser.add_argument("kind", choices=["random"], help="the baseline (the paper's: random)")
+    parser.add_argument("--premise", choices=["claim", "p0"], default="claim",
+                        help="premise of every prediction: the claim or the accurate premise p0")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5],
+                        help="one run per seed; mean and std over them")
     add_data_options(parser)
     add_premise_options(parser)
     return parser

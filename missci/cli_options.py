@@ -9,8 +9,9 @@ from metrics.missci_premise import PAPER_MODELS, PremiseMetricConfig
 
 def add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", default=None,
-                        help="folder with {dev,test}.missci.jsonl (default: $MISSCI_DATA, else data/missci)")
-    parser.add_argument("--split", default="test", choices=["dev", "test"])
+                        help="folder with {dev,test}.missci.jsonl, or `sample` for the synthetic sample "
+                             "(default: $MISSCI_DATA, else data/missci)")
+    parser.add_argument("--split", default="test", choices=["dev", "test"], help="Missci split")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
@@ -19,10 +20,11 @@ def add_premise_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--no-premise-metrics", action="store_true", help="only the classification metrics")
     group.add_argument("--paper-models", action="store_true",
                        help="use the paper's models: " + ", ".join(PAPER_MODELS.values()))
-    group.add_argument("--no-meteor", action="store_true")
+    group.add_argument("--no-meteor", action="store_true", help="skip METEOR")
     group.add_argument("--sbert-model", default=None, help="SBERT for premise matching (default: minilm)")
     group.add_argument("--bertscore-model", default=None, help="BERTScore model (default: minilm; 'none' skips)")
-    group.add_argument("--bertscore-layers", type=int, default=None)
+    group.add_argument("--bertscore-layers", type=int, default=None,
+                       help="BERTScore layer (default: bert-score's layer for the model, else its last)")
     group.add_argument("--nli-model", default=None,
                        help=f"T5 NLI model (default: {PAPER_MODELS['nli_model']}; 'none' skips)")
 

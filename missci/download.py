@@ -5,13 +5,13 @@ Pinned to a commit so everyone evaluates on byte-identical data; a changed file 
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Callable, Sequence
 
+from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
 
 REPOSITORY = "UKPLab/acl2024-missci"
@@ -61,7 +61,7 @@ def download(target: str | Path, fetch: Callable[[str], bytes] = fetch_url) -> l
 
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> list[Path]:
-    parser = argparse.ArgumentParser(prog="python -m missci.download", description=__doc__.splitlines()[0])
+    parser = command_parser("missci.download", __doc__.splitlines()[0])
     parser.add_argument("directory", metavar="DIR", help="where to put dev/test.missci.jsonl")
     args = parser.parse_args(argv)
     paths = download(args.directory)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
+from common.cli import command_parser
 from common.errors import exit_on_user_error
 from metrics.missci_premise import PremiseMetricConfig, premise_metrics
 from metrics.missci_ranking import ranking_metrics
@@ -44,9 +45,9 @@ def evaluate(arguments: list[Argument], predictions: list[FallacyPrediction], ma
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m missci.evaluate", description=__doc__.splitlines()[0])
+    parser = command_parser("missci.evaluate", __doc__.splitlines()[0])
     parser.add_argument("predictions", metavar="PRED", help="prediction JSONL (format: missci/predictions.py)")
-    parser.add_argument("--k", type=int, default=6, help="largest k for P@k and Arg@k (default 6)")
+    parser.add_argument("--k", type=int, default=6, help="largest k for P@k and Arg@k")
     parser.add_argument("--only-predicted", action="store_true",
                         help="evaluate only the arguments that have predictions")
     add_data_options(parser)

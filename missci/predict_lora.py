@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
 from common.io import atomic_write_json, atomic_write_text
 from metrics.missci_classification import classification_metrics
@@ -221,12 +222,13 @@ def load_tuned_model(directory: str | Path, merge: bool = False, device: str | N
 def build_parser() -> argparse.ArgumentParser:
     from missci.cli_options import add_data_options, add_premise_options
 
-    parser = argparse.ArgumentParser(prog="python -m missci.predict_lora", description=__doc__.splitlines()[0])
+    parser = command_parser("missci.predict_lora", __doc__.splitlines()[0])
     parser.add_argument("adapter", metavar="ADAPTER_DIR", help="fold<k>/adapter folder of a fine-tuning run")
     parser.add_argument("--out", required=True, help="prediction JSONL to write")
     parser.add_argument("--num-candidates", type=int, default=None, help="k ranked candidates (default: as trained)")
-    parser.add_argument("--strategy", choices=["beam", "sample"], default=None)
-    parser.add_argument("--max-new-tokens", type=int, default=None)
+    parser.add_argument("--strategy", choices=["beam", "sample"], default=None,
+                        help="k best beams or k seeded samples (default: as trained)")
+    parser.add_argument("--max-new-tokens", type=int, default=None, help="tokens per candidate (default: as trained)")
     parser.add_argument("--max-arguments", type=int, default=None, help="only the first N arguments")
     parser.add_argument("--max-fallacies", type=int, default=None, help="only the first N fallacies")
     parser.add_argument("--merge", action="store_true", help="merge the adapter into the base before predicting")

@@ -5,11 +5,11 @@ Usage: ``python -m missci.stats [--data DIR] [--json]``; JSON keys ``arguments``
 """
 from __future__ import annotations
 
-import argparse
 import json
 from collections import Counter
 from typing import Sequence
 
+from common.cli import command_parser
 from common.errors import exit_on_user_error
 from missci.classes import CLASS_NAMES
 from missci.data import SPLITS, Argument, load_split
@@ -32,10 +32,10 @@ def dataset_stats(data: str | None = None) -> dict:
 
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m missci.stats", description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=None, help="folder with the JSONL files (default: $MISSCI_DATA, "
-                                                     "else data/missci)")
-    parser.add_argument("--json", action="store_true")
+    parser = command_parser("missci.stats", __doc__.splitlines()[0])
+    parser.add_argument("--data", default=None, help="folder with {dev,test}.missci.jsonl, or `sample` for the "
+                                                     "synthetic sample (default: $MISSCI_DATA, else data/missci)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     stats = dataset_stats(args.data)
     if args.json:
