@@ -9,7 +9,9 @@ picked silently: a run on synthetic data must be asked for, so its numbers are n
 """
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,7 @@ from common.errors import UserError
 from missci.classes import CLASS_NAMES
 
 SPLITS = ("dev", "test")
+log = logging.getLogger(__name__)
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = "sample"
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample_data"
@@ -81,7 +84,16 @@ def split_path(split: str, data: str | Path | None = None) -> Path:
 
 def load_split(split: str, data: str | Path | None = None) -> list[Argument]:
     """All arguments of ``split`` ("dev" or "test") from the data folder, in file order."""
-    return read_arguments(split_path(split, data))
+    path = split_path(split, data)
+    if is_sample(data):
+        _warn_synthetic_once()
+    return read_arguments(path)
+
+
+@functools.lru_cache(maxsize=1)
+def _warn_synthetic_once() -> None:
+    log.warning("reading the synthetic Missci sample (%s), not Missci: its scores say nothing about the "
+                "paper's task", SAMPLE_DIR)
 
 
 def read_arguments(path: str | Path) -> list[Argument]:

@@ -66,3 +66,14 @@ def test_data_dir_resolution(monkeypatch, tmp_path):
     assert load_split("dev")[0].id == load_split("dev", default_sample_dir())[0].id
     with pytest.raises(UserError, match="unknown Missci split"):
         load_split("train", tmp_path)
+
+
+def test_reading_the_sample_warns_once_that_it_is_synthetic(caplog):
+    from missci import data
+    data._warn_synthetic_once.cache_clear()
+    with caplog.at_level("WARNING", logger="missci.data"):
+        load_split("dev", "sample")
+        load_split("test", default_sample_dir())
+    assert [r.getMessage() for r in caplog.records].count(
+        f"reading the synthetic Missci sample ({default_sample_dir()}), not Missci: its scores say nothing about "
+        "the paper's task") == 1

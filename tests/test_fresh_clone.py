@@ -1,0 +1,91 @@
+"""A clone with no sibling ``shared/`` folder: every test is collected and set up, none skips for missing data
+except the ones that need the real Missci files (marked ``real_missci``).
+
+The repository's files (``git ls-files``, untracked non-ignored files included) are copied to a temporary
+folder, and pytest runs there with ``--setup-only``: it collects every test and runs every fixture (where the
+data skips happen) without running the test bodies, so the check costs seconds, not the suite's minutes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+# Skips that are about the machine, not about data (no GPU, a Debian package missing); any other skip in a
+# fresh clone means a test depends on files the clone does not have.
+ENVIRONMENT_SKIP_WORDS = ("gpu", "cuda", "chromium", "wordnet", "bitsandbytes", "cpu cores", "platform")
+
+PROBE = textwrap.dedent('''
+    """Records every skipped test of the run (node id, phase, reason, real_missci marker)."""
+    import json
+    import os
+    import sys
+
+    import pytest
+
+    SKIPPED = []
+
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            SKIPPED.append({"test": item.nodeid, "reason": reason,
+                            "real_missci": item.get_closest_marker("real_missci") is not None})
+
+
+    def pytest_sessionfinish(session, exitstatus):
+        missci = sys.modules.get("missci")
+        with open(os.environ["FRESH_CLONE_REPORT"], "w", encoding="utf-8") as handle:
+            json.dump({"collected": session.testscollected, "skipped": SKIPPED,
+                       "missci_from": getattr(missci, "__file__", None)}, handle)
+''')
+
+
+def repository_files() -> list[str]:
+    """Tracked and untracked-but-not-ignored files (what a commit of this checkout would hold)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            capture_output=True, check=True).stdout.decode("utf-8").split("\0")
+    return [name for name in listed if name and (REPO / name).is_file()]
+
+
+def copy_repository(target: Path) -> None:
+    for name in repository_files():
+        destination = target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, destination)
+
+
+def test_no_test_skips_for_missing_data_in_a_fresh_clone(tmp_path):
+    clone = tmp_path / "clone"
+    copy_repository(clone)
+    assert not (clone.parent / "shared").exists() and not (clone / "data").exists()
+    (tmp_path / "probe").mkdir()
+    (tmp_path / "probe" / "fresh_clone_probe.py").write_text(PROBE, encoding="utf-8")
+    report_path = tmp_path / "report.json"
+    env = {key: value for key, value in os.environ.items() if key not in {"MISSCI_DATA", "PYTEST_ADDOPTS"}}
+    env.update(PYTHONPATH=str(tmp_path / "probe"), FRESH_CLONE_REPORT=str(report_path))
+    done = subprocess.run([sys.executable, "-m", "pytest", "--setup-only", "-q", "-p", "no:cacheprovider",
+                           "-p", "fresh_clone_probe", "--basetemp", str(tmp_path / "basetemp")],
+                          cwd=clone, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, "collection or fixture set-up failed in the clone:\n" + done.stdout[-4000:] + \
+        done.stderr[-2000:]
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert report["collected"] > 100
+    assert Path(report["missci_from"]).resolve().is_relative_to(clone.resolve()), "the clone's code must run"
+
+    real_data = [s for s in report["skipped"] if s["real_missci"]]
+    assert real_data and all("needs the real Missci files" in s["reason"] for s in real_data)
+    unexpected = [s for s in report["skipped"] if not s["real_missci"]
+                  and not any(word in s["reason"].lower() for word in ENVIRONMENT_SKIP_WORDS)]
+    assert not unexpected, (
+        "these tests skip in a fresh clone (no ../shared, no MISSCI_DATA): run them on the packaged samples "
+        "(fixtures missci_sample / data_dir), or, if they check the paper's own figures, take the real_missci "
+        "fixture:\n" + "\n".join(f"  {s['test']}: {s['reason']}" for s in unexpected))
