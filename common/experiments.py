@@ -67,17 +67,15 @@ def read_finished_fold(path: Path, index: int) -> dict | None:
 
 
 @contextlib.contextmanager
-def exclusive_experiment(cfg: DictConfig, exp_dir: Path) -> Iterator[None]:
-    """The experiment folder for this run alone: locked (rank 0), cleared of partial files that killed writes
-    left, and checked to hold results of this configuration only (``guard_same_experiment``)."""
-    if rank_zero_only.rank != 0:  # DDP workers run inside the rank-0 process's lock
-        guard_same_experiment(cfg, exp_dir)
+def exclusive_experiment(exp_dir: Path) -> Iterator[None]:
+    """The experiment folder for this run alone: locked at once (a second run stops with one message), then
+    cleared of the partial files that killed writes left. DDP workers run inside their rank-0 process's lock."""
+    if rank_zero_only.rank != 0:
         yield
         return
     with experiment_lock(exp_dir):
         for partial in remove_partial_files(exp_dir):
             print(f"removed {partial}, a partial file of an interrupted run")
-        guard_same_experiment(cfg, exp_dir)
         yield
 
 

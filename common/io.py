@@ -23,9 +23,28 @@ DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 
 
 def disk_full_error(path: str | Path, err: OSError) -> UserError:
-    return UserError(f"the disk is full or the file is too large: cannot write {Path(path).name} ({err.strerror})",
+    return UserError(f"cannot write this file: the disk is full or a file-size limit is reached ({err.strerror})",
                      path=path, fix="free space on that disk (or set paths.results_dir to a larger one) and rerun the "
                                     "same command: finished folds and the last complete checkpoint are kept")
+
+
+class _ErrorRecordingWriter:
+    """A binary file that remembers the ``OSError`` of a failed write: serialisers such as ``torch.save``
+    turn it into a ``RuntimeError`` that no longer says the disk is full."""
+
+    def __init__(self, handle: BinaryIO):
+        self.handle = handle
+        self.error: OSError | None = None
+
+    def write(self, data) -> int:
+        try:
+            return self.handle.write(data)
+        except OSError as err:
+            self.error = err
+            raise
+
+    def flush(self) -> None:
+        self.handle.flush()
 
 
 def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
@@ -33,9 +52,11 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
+    recorder = None
     try:
         with os.fdopen(fd, "wb") as handle:
-            write(handle)
+            recorder = _ErrorRecordingWriter(handle)
+            write(recorder)  # type: ignore[arg-type]
             kill_point(f"write:{path.name}")  # the fault tests' "killed while writing this file"
             handle.flush()
             os.fsync(handle.fileno())
@@ -46,8 +67,9 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
     except BaseException as err:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        if isinstance(err, OSError) and err.errno in DISK_FULL:
-            raise disk_full_error(path, err) from None
+        cause = err if isinstance(err, OSError) else getattr(recorder, "error", None)
+        if cause is not None and cause.errno in DISK_FULL:
+            raise disk_full_error(path, cause) from None
         raise
     return path
 

@@ -17,7 +17,7 @@ import lightning.pytorch as pl
 from omegaconf import DictConfig, OmegaConf
 
 from common.checkpointing import AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint, CHECKPOINT_DIR
-from common.experiments import exclusive_experiment, fold_config, instantiate_all, run_folds
+from common.experiments import exclusive_experiment, fold_config, guard_same_experiment, instantiate_all, run_folds
 from common.errors import UserError
 from common.faults import kill_point
 from common.io import atomic_write_json, atomic_write_text
@@ -128,13 +128,15 @@ def run(cfg: DictConfig) -> dict[str, float]:
     level = LEVELS[cfg.task.level]
     exp_dir = experiment_dir(cfg)
     official = cfg.cv.name == "official"
-    data = load_task_data(cfg.data.train_path, cfg.data.test_path if official else None, cfg.task.level,
-                          cfg.task.grain, cfg.data.labels, cfg.data.repair, cfg.data.name)
-    tokenizer = load_tokenizer(cfg.encoder.name_or_path, trust_remote_code=cfg.encoder.get("trust_remote_code", False))
-    features = level.encode(data.labelled, tokenizer, data.labels, data.num_views)
-    predict_features = level.encode(data.unlabelled, tokenizer, data.labels, data.num_views) if official else None
-    splits = make_splits(cfg, data)
-    with exclusive_experiment(cfg, exp_dir):
+    with exclusive_experiment(exp_dir):
+        data = load_task_data(cfg.data.train_path, cfg.data.test_path if official else None, cfg.task.level,
+                              cfg.task.grain, cfg.data.labels, cfg.data.repair, cfg.data.name)
+        tokenizer = load_tokenizer(cfg.encoder.name_or_path,
+                                   trust_remote_code=cfg.encoder.get("trust_remote_code", False))
+        features = level.encode(data.labelled, tokenizer, data.labels, data.num_views)
+        predict_features = level.encode(data.unlabelled, tokenizer, data.labels, data.num_views) if official else None
+        splits = make_splits(cfg, data)
+        guard_same_experiment(cfg, exp_dir)
         results = run_folds(cfg, exp_dir, splits, lambda split: split.fold,
                             lambda split, fold_dir: run_fold(cfg, data, features, split, fold_dir, tokenizer,
                                                              predict_features))

@@ -30,7 +30,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, resume_checkpoint
 from common.io import atomic_write_json, atomic_write_text
-from common.experiments import exclusive_experiment, fold_config, instantiate_all, run_folds
+from common.experiments import exclusive_experiment, fold_config, guard_same_experiment, instantiate_all, run_folds
 from common.faults import kill_point
 from common.sampling import EpochShuffle
 from metrics.missci_premise import PremiseMetricConfig
@@ -175,8 +175,9 @@ def run_lora(cfg: DictConfig, task: LoraTask) -> dict[str, float]:
     cfg = missci_view(cfg)
     exp_dir = Path(cfg.paths.results_dir) / cfg.name
     data_dir = cfg.task.get("data_dir")
-    plans = fold_plans(cfg.cv, int(cfg.seed), data_dir)
-    with exclusive_experiment(cfg, exp_dir):
+    with exclusive_experiment(exp_dir):
+        plans = fold_plans(cfg.cv, int(cfg.seed), data_dir)
+        guard_same_experiment(cfg, exp_dir)
         results = run_folds(cfg, exp_dir, plans, lambda plan: plan.index,
                             lambda plan, fold_dir: run_fold(cfg, task, plan, fold_dir))
         if results is None:
