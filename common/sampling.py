@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Iterator
 
 import torch
-from torch.utils.data import Sampler
+from torch.utils.data import RandomSampler
 
 
 def _epoch_draws(generator: torch.Generator, size: int) -> torch.Tensor:
@@ -35,10 +35,15 @@ def epoch_order(size: int, seed: int, epoch: int) -> list[int]:
     return _epoch_draws(generator, size).tolist()
 
 
-class EpochShuffle(Sampler[int]):
-    """A random order per epoch, the same for the same ``(seed, epoch)`` in any process."""
+class EpochShuffle(RandomSampler):
+    """A random order per epoch, the same for the same ``(seed, epoch)`` in any process.
+
+    A ``RandomSampler`` to Lightning: under DDP it is replaced by Lightning's ``DistributedSampler``
+    (shuffled, its order also a function of seed and epoch), exactly as the plain shuffled loader was.
+    """
 
     def __init__(self, size: int, seed: int):
+        super().__init__(range(size))
         self.size = size
         self.seed = seed
         self.epoch = 0
