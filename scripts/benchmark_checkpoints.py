@@ -62,28 +62,35 @@ def main() -> None:
     folder = args.dir or Path(tempfile.mkdtemp(prefix="ckpt-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
 
-    def before():
-        io = TorchCheckpointIO()
-        io.save_checkpoint(checkpoint, folder / "before-last.ckpt")
-        io.save_checkpoint(checkpoint, folder / "before-best.ckpt")
+    old_io, new_io = TorchCheckpointIO(), AtomicCheckpointIO()
 
-    def after():
-        AtomicCheckpointIO().save_checkpoint(checkpoint, folder / "after-last.ckpt")
+    def best_weights(path):
         weights = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
-        atomic_write_bytes(folder / "after-best-epoch=3.safetensors", save(weights))
+        atomic_write_bytes(path, save(weights))
 
-    times: dict[str, list[float]] = {"before": [], "after": []}
+    writes = {  # (policy, file): the write
+        ("before", "last.ckpt"): lambda: old_io.save_checkpoint(checkpoint, folder / "before-last.ckpt"),
+        ("before", "best.ckpt"): lambda: old_io.save_checkpoint(checkpoint, folder / "before-best.ckpt"),
+        ("after", "last.ckpt"): lambda: new_io.save_checkpoint(checkpoint, folder / "after-last.ckpt"),
+        ("after", "best-epoch=<e>.safetensors"): lambda: best_weights(folder / "after-best.safetensors"),
+    }
+    times: dict[tuple[str, str], list[float]] = {key: [] for key in writes}
     for _ in range(args.repeats):
-        for name, write in (("before", before), ("after", after)):
+        for key, write in writes.items():
             start = time.perf_counter()
             write()
-            times[name].append(time.perf_counter() - start)
-    sizes = {name: sum(p.stat().st_size for p in folder.glob(f"{name}-*")) for name in times}
-    print(f"{'policy':8} {'MB written per improving epoch':>31} {'median s':>9}")
-    for name in times:
-        print(f"{name:8} {sizes[name] / 1e6:31.1f} {statistics.median(times[name]):9.2f}")
-    last = (folder / "after-last.ckpt").stat().st_size / 1e6
-    print(f"an epoch without improvement writes only last.ckpt now: {last:.1f} MB")
+            times[key].append(time.perf_counter() - start)
+    sizes = {key: (folder / f"{key[0]}-{'best.safetensors' if key[1].endswith('safetensors') else key[1]}").stat().st_size
+             for key in writes}
+    print(f"{'policy':7} {'file (written when)':50} {'MB':>7} {'median s':>9}")
+    for (policy, file), values in times.items():
+        when = "every epoch" if file == "last.ckpt" else "when dev F1 improves"
+        print(f"{policy:7} {file + ' (' + when + ')':50} {sizes[(policy, file)] / 1e6:7.1f} "
+              f"{statistics.median(values):9.2f}")
+    for policy in ("before", "after"):
+        keys = [key for key in writes if key[0] == policy]
+        print(f"{policy}: an improving epoch writes {sum(sizes[k] for k in keys) / 1e6:.1f} MB in "
+              f"{sum(statistics.median(times[k]) for k in keys):.2f} s")
 
 
 if __name__ == "__main__":
