@@ -16,7 +16,7 @@ import hydra
 import lightning.pytorch as pl
 from omegaconf import DictConfig, OmegaConf
 
-from common.checkpointing import AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint, CHECKPOINT_DIR
+from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
 from common.experiments import exclusive_experiment, fold_config, guard_same_experiment, instantiate_all, run_folds
 from common.errors import UserError
 from common.faults import kill_point
