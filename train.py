@@ -11,6 +11,7 @@ import hydra
 from omegaconf import DictConfig
 
 from common.errors import UserError
+from common.io import DISK_FULL, disk_full_error
 from common.resolvers import register_resolvers
 
 register_resolvers()
@@ -32,6 +33,11 @@ def main(cfg: DictConfig) -> float | None:
         metrics = run(cfg)
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except OSError as err:  # a full disk under a writer that is not ours (a logger): the same one message
+        if err.errno not in DISK_FULL:
+            raise
+        print(f"error: {disk_full_error(err.filename or cfg.paths.results_dir, err)}", file=sys.stderr)
         raise SystemExit(2) from None
     objective = cfg.get("optimized_metric")
     return metrics.get(objective) if objective else None

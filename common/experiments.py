@@ -1,21 +1,28 @@
 """What every cross-validated runner shares: the fold loop, per-fold configs, and the experiment guard.
 
 A fold is finished when its ``metrics.json`` exists (runners write it atomically, last), so a rerun of an
-experiment picks up exactly where the previous one stopped; a rerun with another configuration under the
-same name is refused instead of mixing results. Under DDP only rank 0 reports.
+experiment picks up exactly where the previous one stopped: finished folds are reused, an interrupted one
+resumes from its last checkpoint (``common.checkpointing``). A damaged ``metrics.json`` is reported and its
+fold runs again. A rerun with another configuration under the same name is refused instead of mixing
+results, and so is a second run of the same experiment while the first is still going (``common.locking``).
+Under DDP only rank 0 reports.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
-from typing import Callable, Iterable, TypeVar
+from typing import Callable, Iterable, Iterator, TypeVar
 
 import hydra
 from lightning.fabric.utilities.rank_zero import rank_zero_only
 from omegaconf import DictConfig, OmegaConf
 
+from common.checkpointing import remove_checkpoints
 from common.errors import UserError
-from common.io import atomic_write_json, atomic_write_text
+from common.faults import kill_point
+from common.io import atomic_write_json, atomic_write_text, remove_partial_files
+from common.locking import experiment_lock
 
 Fold = TypeVar("Fold")
 
@@ -30,13 +37,46 @@ def run_folds(cfg: DictConfig, exp_dir: Path, folds: Iterable[Fold], index_of: C
         if wanted is not None and index not in wanted:
             continue
         fold_dir = exp_dir / f"fold{index}"
-        done = fold_dir / "metrics.json"
-        if done.is_file():
-            print(f"fold {index}: finished earlier, reusing {done}")
-            results.append(json.loads(done.read_text(encoding="utf-8")))
-            continue
-        results.append(run_fold(fold, fold_dir))
+        finished = read_finished_fold(fold_dir / "metrics.json", index)
+        if finished is not None:
+            print(f"fold {index}: finished earlier, reusing {fold_dir / 'metrics.json'}")
+        else:
+            finished = run_fold(fold, fold_dir)
+        if rank_zero_only.rank == 0 and not (cfg.get("checkpoint") or {}).get("keep", False):
+            remove_checkpoints(fold_dir)  # the fold is finished: its exported model holds the best weights
+        results.append(finished)
+        kill_point("fold-done")  # the fault tests' "killed between folds"
     return results if rank_zero_only.rank == 0 else None
+
+
+def read_finished_fold(path: Path, index: int) -> dict | None:
+    """A finished fold's metrics, or ``None`` to run it; a damaged file is reported and deleted, never reused."""
+    if not path.is_file():
+        return None
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(result, dict) or result.get("fold") != index:
+            raise ValueError(f"it does not hold the results of fold {index}")
+        return result
+    except (ValueError, UnicodeDecodeError) as err:
+        reason = str(err).splitlines()[0]
+        print(f"fold {index}: {path} is damaged ({reason}); deleting it and running the fold again")
+        if rank_zero_only.rank == 0:
+            path.unlink()
+        return None
+
+
+@contextlib.contextmanager
+def exclusive_experiment(exp_dir: Path) -> Iterator[None]:
+    """The experiment folder for this run alone: locked at once (a second run stops with one message), then
+    cleared of the partial files that killed writes left. DDP workers run inside their rank-0 process's lock."""
+    if rank_zero_only.rank != 0:
+        yield
+        return
+    with experiment_lock(exp_dir):
+        for partial in remove_partial_files(exp_dir):
+            print(f"removed {partial}, a partial file of an interrupted run")
+        yield
 
 
 def fold_config(cfg: DictConfig, index: int, fold_dir: Path) -> DictConfig:
@@ -49,7 +89,7 @@ def instantiate_all(group: DictConfig | None) -> list:
 
 
 # keys that may change between runs of one experiment without changing its results
-VOLATILE_KEYS = ("fold", "paths", "logger", "callbacks", "cv.folds", "hydra")
+VOLATILE_KEYS = ("fold", "paths", "logger", "callbacks", "cv.folds", "hydra", "checkpoint.keep")
 
 
 def experiment_identity(cfg: DictConfig) -> dict:

@@ -12,6 +12,7 @@ import lightning.pytorch as pl
 import torch
 from torch.utils.data import DataLoader
 
+from common.sampling import EpochShuffle
 from faina.features import Collator
 from faina.folds import FoldSplit
 
@@ -29,8 +30,11 @@ class FainaDataModule(pl.LightningDataModule):
         self.seed = seed
 
     def _loader(self, features: Sequence[dict], shuffle: bool) -> DataLoader:
+        # the order is a function of (seed, epoch) (exact resume); the generator only feeds the loader's worker
+        # seeds, so iterating the training data never draws from the global RNG that dropout uses
+        sampler = EpochShuffle(len(features), self.seed) if shuffle else None
         generator = torch.Generator().manual_seed(self.seed) if shuffle else None
-        return DataLoader(list(features), batch_size=self.batch_size, shuffle=shuffle, collate_fn=self.collate,
+        return DataLoader(list(features), batch_size=self.batch_size, sampler=sampler, collate_fn=self.collate,
                           num_workers=self.num_workers, generator=generator)
 
     def _subset(self, indices: Sequence[int]) -> list[dict]:

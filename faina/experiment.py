@@ -1,9 +1,10 @@
 """Cross-validated training of MVML/MVMD on a Faina-format dataset: the runner behind ``train.py``.
 
-For each fold: train on the fold's train part, select the checkpoint with the best dev F1, predict the
+For each fold: train on the fold's train part, select the weights with the best dev F1, predict the
 held-out posts, write them in the official file layout, score them with the official-parity evaluator,
 and write the fold's metrics atomically (a rerun skips folds whose metrics exist; an interrupted fold
-resumes from its last checkpoint). Then mean ± std over folds is printed and saved (Markdown and JSON).
+resumes exactly from its last checkpoint, see ``common.checkpointing``). Then mean ± std over folds is
+printed and saved (Markdown and JSON). One run at a time per experiment folder (``common.locking``).
 With ``cv=official`` the single model predicts the unlabelled ``data.test_path`` as a submission file.
 """
 from __future__ import annotations
@@ -15,13 +16,15 @@ import hydra
 import lightning.pytorch as pl
 from omegaconf import DictConfig, OmegaConf
 
-from common.experiments import fold_config, guard_same_experiment, instantiate_all, run_folds
+from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
+from common.experiments import exclusive_experiment, fold_config, guard_same_experiment, instantiate_all, run_folds
 from common.errors import UserError
+from common.faults import kill_point
 from common.io import atomic_write_json, atomic_write_text
 from faina.datamodule import FainaDataModule
 from faina.folds import FoldSplit, kfold_splits, label_matrix, official_split
 from faina.levels import LEVELS, subset
-from faina.model_io import build_model, export_model, load_state_dict, load_tokenizer
+from faina.model_io import build_model, export_model, load_tokenizer
 from faina.results import flat_metrics, markdown_table, summarise
 from faina.task_data import TaskData, load_task_data
 
@@ -53,15 +56,15 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
     loggers = instantiate_all(fcfg.get("logger"))
     for logger in loggers:  # the whole resolved config, seed included, next to the model's hyperparameters
         logger.log_hyperparams(OmegaConf.to_container(fcfg, resolve=True))
-    callbacks = instantiate_all(fcfg.get("callbacks"))
+    checkpoint = FoldCheckpoint(fold_dir / CHECKPOINT_DIR, cfg.checkpoint.monitor, cfg.checkpoint.mode)
+    callbacks = [*instantiate_all(fcfg.get("callbacks")), checkpoint]
     trainer: pl.Trainer = hydra.utils.instantiate(fcfg.trainer, logger=loggers or False, callbacks=callbacks,
-                                                  default_root_dir=str(fold_dir))
-    last = fold_dir / "checkpoints" / "last.ckpt"
-    trainer.fit(model, datamodule=datamodule, ckpt_path=str(last) if last.is_file() else None, weights_only=True)
-    checkpoint = trainer.checkpoint_callback
-    best_path = checkpoint.best_model_path if checkpoint is not None else ""
+                                                  plugins=[AtomicCheckpointIO()], default_root_dir=str(fold_dir))
+    trainer.fit(model, datamodule=datamodule, ckpt_path=resume_checkpoint(fold_dir, split.fold), weights_only=True)
+    best_path = checkpoint.best_model_path
     if best_path:
-        model.load_state_dict(load_state_dict(best_path))
+        model.load_state_dict(load_weights(best_path))
+    kill_point("trained")  # the fault tests' "killed after training, before the prediction file"
     if not trainer.is_global_zero:
         return {"fold": split.fold}  # under DDP, rank 0 alone predicts, writes and scores
     outputs = predict_on_one_device(cfg, model, datamodule)
@@ -125,19 +128,21 @@ def run(cfg: DictConfig) -> dict[str, float]:
     level = LEVELS[cfg.task.level]
     exp_dir = experiment_dir(cfg)
     official = cfg.cv.name == "official"
-    data = load_task_data(cfg.data.train_path, cfg.data.test_path if official else None, cfg.task.level,
-                          cfg.task.grain, cfg.data.labels, cfg.data.repair, cfg.data.name)
-    tokenizer = load_tokenizer(cfg.encoder.name_or_path, trust_remote_code=cfg.encoder.get("trust_remote_code", False))
-    features = level.encode(data.labelled, tokenizer, data.labels, data.num_views)
-    predict_features = level.encode(data.unlabelled, tokenizer, data.labels, data.num_views) if official else None
-    splits = make_splits(cfg, data)
-    guard_same_experiment(cfg, exp_dir)
-    results = run_folds(cfg, exp_dir, splits, lambda split: split.fold,
-                        lambda split, fold_dir: run_fold(cfg, data, features, split, fold_dir, tokenizer,
-                                                         predict_features))
-    if results is None:
-        return {}
-    return report(cfg, exp_dir, results)
+    with exclusive_experiment(exp_dir):
+        data = load_task_data(cfg.data.train_path, cfg.data.test_path if official else None, cfg.task.level,
+                              cfg.task.grain, cfg.data.labels, cfg.data.repair, cfg.data.name)
+        tokenizer = load_tokenizer(cfg.encoder.name_or_path,
+                                   trust_remote_code=cfg.encoder.get("trust_remote_code", False))
+        features = level.encode(data.labelled, tokenizer, data.labels, data.num_views)
+        predict_features = level.encode(data.unlabelled, tokenizer, data.labels, data.num_views) if official else None
+        splits = make_splits(cfg, data)
+        guard_same_experiment(cfg, exp_dir)
+        results = run_folds(cfg, exp_dir, splits, lambda split: split.fold,
+                            lambda split, fold_dir: run_fold(cfg, data, features, split, fold_dir, tokenizer,
+                                                             predict_features))
+        if results is None:
+            return {}
+        return report(cfg, exp_dir, results)
 
 
 def report(cfg: DictConfig, exp_dir: Path, results: list[dict]) -> dict[str, float]:

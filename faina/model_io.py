@@ -13,10 +13,10 @@ from pathlib import Path
 import hydra
 import torch
 from omegaconf import DictConfig, OmegaConf
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file, save
 
 from common.errors import UserError
-from common.io import atomic_write_json
+from common.io import atomic_write_bytes, atomic_write_json
 from faina.labels import LabelInventory
 
 
@@ -56,7 +56,7 @@ def load_state_dict(checkpoint_path: str | Path) -> dict[str, torch.Tensor]:
 
 def export_model(model, cfg: DictConfig, level: str, grain: str, labels, num_views: int, fold_dir: Path) -> Path:
     state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
-    save_file(state, str(fold_dir / "model.safetensors"))
+    atomic_write_bytes(fold_dir / "model.safetensors", save(state))
     meta = {"task": cfg.task.name, "level": level, "grain": grain, "labels": list(labels), "num_views": num_views,
             "labels_inventory": str(cfg.data.labels),
             "model": OmegaConf.to_container(cfg.model, resolve=True),

@@ -11,7 +11,8 @@ metrics are reported over the pooled predictions of the official test split's ar
 paper's Table 2), over all arguments, and per fold (mean ± std). ``cv=official`` trains on dev and predicts
 test. Per fold, ``${paths.results_dir}/${name}/fold<k>/`` holds the adapter (``adapter/``, safetensors,
 reloadable with ``python -m missci.predict_lora``), the predictions and ``metrics.json`` (written atomically;
-a rerun skips finished folds, an interrupted fold resumes from ``checkpoints/last.ckpt``).
+a rerun skips finished folds, an interrupted fold resumes exactly from ``checkpoints/last.ckpt``, see
+``common.checkpointing``).
 """
 from __future__ import annotations
 
@@ -27,8 +28,11 @@ import lightning.pytorch as pl
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, resume_checkpoint
 from common.io import atomic_write_json, atomic_write_text
-from common.experiments import fold_config, guard_same_experiment, instantiate_all, run_folds
+from common.experiments import exclusive_experiment, fold_config, guard_same_experiment, instantiate_all, run_folds
+from common.faults import kill_point
+from common.sampling import EpochShuffle
 from metrics.missci_premise import PremiseMetricConfig
 from missci.data import Argument, load_split
 from missci.folds import argument_folds
@@ -85,8 +89,9 @@ def train_loader(features: list[dict], batch_size: int, pad_token_id: int, seed:
     import torch
     from torch.utils.data import DataLoader
 
-    generator = torch.Generator().manual_seed(seed)
-    return DataLoader(features, batch_size=batch_size, shuffle=True, generator=generator,
+    # the order is a function of (seed, epoch), so a resumed fold sees the batches of an uninterrupted one
+    return DataLoader(features, batch_size=batch_size, sampler=EpochShuffle(len(features), seed),
+                      generator=torch.Generator().manual_seed(seed),
                       collate_fn=functools.partial(pad_batch, pad_token_id=pad_token_id))
 
 
@@ -114,13 +119,15 @@ def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) ->
     loggers = instantiate_all(fcfg.get("logger"))
     for logger in loggers:
         logger.log_hyperparams(OmegaConf.to_container(fcfg, resolve=True))
+    checkpoint = FoldCheckpoint(fold_dir / CHECKPOINT_DIR, cfg.checkpoint.monitor, cfg.checkpoint.mode)
     trainer: pl.Trainer = hydra.utils.instantiate(
-        fcfg.trainer, logger=loggers or False, callbacks=instantiate_all(fcfg.get("callbacks")),
-        default_root_dir=str(fold_dir), max_epochs=lora["max_epochs"], max_steps=lora["max_steps"])
-    last = fold_dir / "checkpoints" / "last.ckpt"
+        fcfg.trainer, logger=loggers or False, callbacks=[*instantiate_all(fcfg.get("callbacks")), checkpoint],
+        plugins=[AtomicCheckpointIO()], default_root_dir=str(fold_dir), max_epochs=lora["max_epochs"],
+        max_steps=lora["max_steps"])
     trainer.fit(module, train_dataloaders=train_loader(features, lora["batch_size"], tokenizer.pad_token_id,
                                                        cfg.seed + plan.index),
-                ckpt_path=str(last) if last.is_file() else None)
+                ckpt_path=resume_checkpoint(fold_dir, plan.index))
+    kill_point("trained")  # the fault tests' "killed after training, before the prediction file"
     if not trainer.is_global_zero:
         return {"fold": plan.index}
 
@@ -168,13 +175,14 @@ def run_lora(cfg: DictConfig, task: LoraTask) -> dict[str, float]:
     cfg = missci_view(cfg)
     exp_dir = Path(cfg.paths.results_dir) / cfg.name
     data_dir = cfg.task.get("data_dir")
-    plans = fold_plans(cfg.cv, int(cfg.seed), data_dir)
-    guard_same_experiment(cfg, exp_dir)
-    results = run_folds(cfg, exp_dir, plans, lambda plan: plan.index,
-                        lambda plan, fold_dir: run_fold(cfg, task, plan, fold_dir))
-    if results is None:
-        return {}
-    return report(cfg, task, plans, results, exp_dir, load_split("test", data_dir))
+    with exclusive_experiment(exp_dir):
+        plans = fold_plans(cfg.cv, int(cfg.seed), data_dir)
+        guard_same_experiment(cfg, exp_dir)
+        results = run_folds(cfg, exp_dir, plans, lambda plan: plan.index,
+                            lambda plan, fold_dir: run_fold(cfg, task, plan, fold_dir))
+        if results is None:
+            return {}
+        return report(cfg, task, plans, results, exp_dir, load_split("test", data_dir))
 
 
 def pooled_scores(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list[dict],

@@ -23,7 +23,7 @@ def run(tmp_path, data_dir, *overrides):
 
 
 def test_official_run_trains_saves_predicts_and_reruns(tmp_path, data_dir, capsys):
-    cfg, metrics = run(tmp_path, data_dir, "cv=official", "name=official")
+    cfg, metrics = run(tmp_path, data_dir, "cv=official", "name=official", "checkpoint.keep=true")
     fold = tmp_path / "official" / "fold0"
     result = json.loads((fold / "metrics.json").read_text())
     dev, test = load_split("dev", data_dir), load_split("test", data_dir)
@@ -42,7 +42,7 @@ def test_official_run_trains_saves_predicts_and_reruns(tmp_path, data_dir, capsy
 
     stamp = (fold / "metrics.json").stat().st_mtime_ns
     capsys.readouterr()
-    _, again = run(tmp_path, data_dir, "cv=official", "name=official")
+    _, again = run(tmp_path, data_dir, "cv=official", "name=official", "checkpoint.keep=true")
     assert "finished earlier" in capsys.readouterr().out and (fold / "metrics.json").stat().st_mtime_ns == stamp
     assert again == metrics
 

@@ -43,7 +43,8 @@ def test_short_real_run_reports_folds_and_table(make_cfg, capsys):
     assert 0.0 <= metrics["val/f1_mean"] <= 1.0
     for k in range(3):
         fold = exp / f"fold{k}"
-        assert (fold / "checkpoints" / "best.ckpt").is_file() and (fold / "model.safetensors").is_file()
+        # a finished fold keeps its exported model (the best weights), not its 3x larger checkpoints
+        assert (fold / "model.safetensors").is_file() and not (fold / "checkpoints").exists()
         assert (fold / "logs" / "metrics.csv").is_file() or cfg.logger == {}
 
 
@@ -111,7 +112,7 @@ def test_interrupted_fold_resumes_from_its_last_checkpoint(make_cfg, monkeypatch
     from runner_helpers import SimulatedCrash
 
     crash = ["+callbacks.crash._target_=runner_helpers.CrashAfterEpoch", "+callbacks.crash.epoch=1"]
-    common = ["task=post-c", "cv.folds=[0]", "trainer.max_epochs=3", "name=resume"]
+    common = ["task=post-c", "cv.folds=[0]", "trainer.max_epochs=3", "name=resume", "checkpoint.keep=true"]
     with pytest.raises(SimulatedCrash):
         run(make_cfg(*common, *crash))
     fold = __import__("pathlib").Path(make_cfg(*common).paths.results_dir) / "resume" / "fold0"
@@ -131,6 +132,13 @@ def test_interrupted_fold_resumes_from_its_last_checkpoint(make_cfg, monkeypatch
     assert (fold / "metrics.json").is_file()
     # training went on from the crash point instead of starting over
     assert torch.load(fold / "checkpoints" / "last.ckpt", weights_only=True)["global_step"] > crashed_at
+    # ... and ended exactly where an uninterrupted run ends: same scores, same prediction bytes, same weights
+    straight = make_cfg("task=post-c", "cv.folds=[0]", "trainer.max_epochs=3", "name=straight")
+    run(straight)
+    other = fold.parent.parent / "straight" / "fold0"
+    assert json.loads((other / "metrics.json").read_text())["test"] == json.loads((fold / "metrics.json").read_text())["test"]
+    for name in ("predictions.tsv", "model.safetensors"):
+        assert (other / name).read_bytes() == (fold / name).read_bytes(), name
 
 
 def test_train_cli_user_error_is_one_line_exit_2(tmp_path):

@@ -1,0 +1,215 @@
+"""How a fold checkpoints: the best dev weights, and everything a rerun needs to continue exactly.
+
+Per fold, ``checkpoints/`` holds
+- ``last.ckpt``, written at the end of every epoch: weights, optimiser, scheduler and loop counters
+  (Lightning's), plus this callback's state: the best-so-far score and epoch, and the RNG states of python,
+  numpy and torch at that moment. A fold resumed from it trains exactly as if it had never stopped: the same
+  dropout masks (restored RNG), the same batches (``common.sampling.EpochShuffle``), the same frozen layers
+  (gradual unfreezing is a function of the epoch) and learning rates (scheduler state).
+- ``best-epoch=<e>.safetensors``: the weights alone (a third of a full checkpoint: no optimiser moments),
+  written only when the monitored dev score improves. The file carries its epoch and ``last.ckpt`` records
+  which one is current, so a kill between the two writes never pairs a score with another epoch's weights.
+
+Both are written atomically (``common.io.atomic_write``). A ``last.ckpt`` that fails its checksums or does not
+load is reported by name and the fold restarts from scratch instead of trusting it. Once the fold's
+``metrics.json`` exists, the runner deletes ``checkpoints/`` (the exported model holds the best weights)
+unless ``checkpoint.keep=true``.
+"""
+from __future__ import annotations
+
+import random
+import shutil
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import lightning.pytorch as pl
+import numpy as np
+import torch
+from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
+from lightning.pytorch.callbacks import Checkpoint
+from safetensors.torch import load_file, save
+
+from common.errors import UserError
+from common.faults import kill_point
+from common.io import atomic_write, atomic_write_bytes
+
+CHECKPOINT_DIR = "checkpoints"
+LAST = "last.ckpt"
+BEST_GLOB = "best-epoch=*.safetensors"
+REQUIRED_KEYS = ("state_dict", "loops", "callbacks", "global_step")
+
+
+# --- RNG states ----------------------------------------------------------------------------------------
+def capture_rng() -> dict[str, Any]:
+    """Python, numpy, torch (and CUDA) RNG states, in types that ``torch.load(weights_only=True)`` accepts."""
+    numpy_state = np.random.get_state(legacy=False)
+    state = {"python": random.getstate(), "torch": torch.get_rng_state(),
+             "numpy": {"bit_generator": numpy_state["bit_generator"],
+                       "key": torch.from_numpy(numpy_state["state"]["key"].astype(np.int64)),
+                       "pos": int(numpy_state["state"]["pos"]), "has_gauss": int(numpy_state["has_gauss"]),
+                       "gauss": float(numpy_state["gauss"])}}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def restore_rng(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    torch.set_rng_state(state["torch"])
+    saved = state["numpy"]
+    np.random.set_state({"bit_generator": saved["bit_generator"],
+                         "state": {"key": saved["key"].numpy().astype(np.uint32), "pos": saved["pos"]},
+                         "has_gauss": saved["has_gauss"], "gauss": saved["gauss"]})
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+# --- files ------------------------------------------------------------------------------------------------
+def checkpoint_damage(path: str | Path) -> str | None:
+    """Why the Lightning checkpoint at ``path`` cannot be trusted, or ``None`` when it is sound.
+
+    ``torch.save`` writes a zip archive with a CRC per entry: a truncated or overwritten file fails here,
+    before Lightning would half-restore it. Loading is memory-mapped, so the check costs one read of the file.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+        if bad is not None:
+            return f"its entry {bad} fails its checksum"
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception as err:  # any failure to read means the same thing: do not resume from it
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        return f"it does not load: {reason}"
+    if not isinstance(checkpoint, dict) or any(key not in checkpoint for key in REQUIRED_KEYS):
+        return "it is not a Lightning training checkpoint"
+    return None
+
+
+class AtomicCheckpointIO(TorchCheckpointIO):
+    """Lightning's checkpoint writer, made kill-safe: ``torch.save`` into a temporary file beside the target,
+    fsync, rename. (Lightning's own writer stages the bytes in memory and in the system temp folder, then
+    copies them over the target, which a kill or a full disk can leave truncated.)"""
+
+    def save_checkpoint(self, checkpoint: dict[str, Any], path, storage_options: Any | None = None) -> None:
+        atomic_write(path, lambda handle: torch.save(checkpoint, handle))
+
+    def load_checkpoint(self, path, map_location=lambda storage, loc: storage, weights_only: bool | None = None):
+        damage = checkpoint_damage(path)
+        if damage is not None:
+            raise UserError(f"the checkpoint is damaged ({damage})", path=path,
+                            fix="delete it; a rerun then starts this fold from scratch")
+        return super().load_checkpoint(path, map_location=map_location, weights_only=True)
+
+
+def resume_checkpoint(fold_dir: Path, fold: int) -> str | None:
+    """The ``last.ckpt`` to resume fold ``fold`` from; a damaged one is reported, deleted with the fold's other
+    checkpoints, and the fold restarts from scratch."""
+    folder = Path(fold_dir) / CHECKPOINT_DIR
+    last = folder / LAST
+    if not last.is_file():
+        return None
+    damage = checkpoint_damage(last)
+    if damage is None:
+        print(f"fold {fold}: resuming from {last}")
+        return str(last)
+    print(f"fold {fold}: {last} is damaged ({damage}); deleting the fold's checkpoints and training it from scratch")
+    shutil.rmtree(folder)
+    return None
+
+
+def remove_checkpoints(fold_dir: Path) -> None:
+    shutil.rmtree(Path(fold_dir) / CHECKPOINT_DIR, ignore_errors=True)
+
+
+def load_weights(path: str | Path) -> dict[str, torch.Tensor]:
+    try:
+        return load_file(str(path))
+    except Exception as err:
+        raise UserError(f"the best weights do not load ({err})", path=path,
+                        fix=f"delete {Path(path).parent} to train this fold again") from None
+
+
+# --- the callback -------------------------------------------------------------------------------------------
+class FoldCheckpoint(Checkpoint):
+    """Best weights on improvement, a resumable ``last.ckpt`` every epoch, RNG states saved and restored.
+
+    Being a Lightning ``Checkpoint``, it runs after the module's ``on_train_epoch_end`` (so it sees metrics
+    logged there) and keeps Lightning from adding its default ``ModelCheckpoint``. ``monitor`` absent from
+    the logged metrics (no validation, e.g. LoRA fine-tuning) means: no best file, the final weights count.
+    """
+
+    def __init__(self, dirpath: str | Path, monitor: str | None = "val/f1", mode: str = "max"):
+        if mode not in ("max", "min"):
+            raise UserError(f"checkpoint.mode must be 'max' or 'min', not {mode!r}", fix="set checkpoint.mode=max")
+        self.dirpath = Path(dirpath)
+        self.monitor = monitor
+        self.mode = mode
+        self.best_model_score: float | None = None
+        self.best_epoch: int | None = None
+        self._pending_rng: dict | None = None
+
+    @property
+    def last_model_path(self) -> str:
+        return str(self.dirpath / LAST)
+
+    @property
+    def best_model_path(self) -> str:
+        return "" if self.best_epoch is None else str(self._best_file(self.best_epoch))
+
+    def _best_file(self, epoch: int) -> Path:
+        return self.dirpath / f"best-epoch={epoch}.safetensors"
+
+    def _improves(self, score: float) -> bool:
+        if score != score:  # NaN never improves
+            return False
+        if self.best_model_score is None:
+            return True
+        return score > self.best_model_score if self.mode == "max" else score < self.best_model_score
+
+    # --- saving ---
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        kill_point("train-batch")  # the fault tests' "killed mid-epoch"
+
+    def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if trainer.sanity_checking or trainer.fast_dev_run:
+            return
+        score = trainer.callback_metrics.get(self.monitor) if self.monitor else None
+        if score is not None and self._improves(float(score)):
+            epoch = trainer.current_epoch
+            if trainer.is_global_zero:  # weights first: last.ckpt must never name a file that is not there
+                weights = {k: v.detach().contiguous().cpu() for k, v in pl_module.state_dict().items()}
+                atomic_write_bytes(self._best_file(epoch), save(weights))
+            self.best_model_score, self.best_epoch = float(score), epoch
+        trainer.save_checkpoint(self.last_model_path)  # on every rank (collective); rank 0 writes
+        if trainer.is_global_zero:
+            current = self.best_model_path
+            for stale in self.dirpath.glob(BEST_GLOB):
+                if str(stale) != current:
+                    stale.unlink()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"monitor": self.monitor, "mode": self.mode, "best_model_score": self.best_model_score,
+                "best_epoch": self.best_epoch, "rng": capture_rng()}
+
+    # --- resuming ---
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.best_model_score = state_dict["best_model_score"]
+        self.best_epoch = state_dict["best_epoch"]
+        if self.best_epoch is not None and not self._best_file(self.best_epoch).is_file():
+            raise UserError(f"the checkpoint names best weights that are missing ({self._best_file(self.best_epoch).name})",
+                            path=self.dirpath / LAST, fix=f"delete {self.dirpath} to train this fold again")
+        self._pending_rng = state_dict["rng"]
+
+    def _restore_rng(self) -> None:
+        # applied as late as possible: right before the first resumed batch, exactly where it was captured
+        # (nothing draws random numbers between the end of one epoch and the first batch of the next)
+        if self._pending_rng is not None:
+            restore_rng(self._pending_rng)
+            self._pending_rng = None
+
+    def on_train_epoch_start(self, trainer, pl_module) -> None:
+        self._restore_rng()
+
+    def on_fit_end(self, trainer, pl_module) -> None:
+        self._restore_rng()  # resumed after the last epoch: nothing trained, continue from the saved state

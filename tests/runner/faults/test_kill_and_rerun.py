@@ -1,0 +1,100 @@
+"""A run killed at any point and rerun ends exactly where an uninterrupted run ends (same files, same bytes).
+
+Each test kills a real ``train.py`` (SIGKILL, at a named point: ``common.faults``), reruns the same command,
+possibly killing it again further on, and finally compares the results folder with the uninterrupted run's.
+"""
+from __future__ import annotations
+
+import pytest
+
+from common.checkpointing import checkpoint_damage
+from runner.faults import harness
+
+
+def assert_same_results(root, uninterrupted):
+    files = harness.snapshot(root)
+    assert sorted(files) == sorted(uninterrupted)  # nothing missing, no leftover checkpoint or partial file
+    for name, data in uninterrupted.items():
+        assert files[name] == data, f"{name} differs from the uninterrupted run's"
+
+
+def test_killed_mid_epoch_and_between_folds(tmp_path, tiny_encoder, fault_sample, uninterrupted):
+    cmd = harness.command(tmp_path, tiny_encoder, fault_sample)
+    fold0 = harness.experiment_dir(tmp_path) / "fold0"
+
+    # fold 0, epoch 1, batch 2 of 3: epoch 0's checkpoint is on disk, no result yet
+    first = harness.run(cmd, kill_at="train-batch@5")
+    assert harness.killed(first), harness.describe(first)
+    assert checkpoint_damage(fold0 / "checkpoints" / "last.ckpt") is None
+    assert not (fold0 / "metrics.json").exists()
+
+    # resumed mid-fold, finished fold 0, killed before fold 1 started
+    second = harness.run(cmd, kill_at="fold-done@1")
+    assert harness.killed(second), harness.describe(second)
+    assert "fold 0: resuming from" in second.stdout
+    assert (fold0 / "metrics.json").is_file() and not (fold0 / "checkpoints").exists()
+    assert not (fold0.parent / "fold1").exists()
+
+    last = harness.run(cmd)
+    assert last.returncode == 0, harness.describe(last)
+    assert "fold 0: finished earlier" in last.stdout
+    assert_same_results(tmp_path, uninterrupted)
+
+
+@pytest.mark.slow
+def test_killed_during_every_write(tmp_path, tiny_encoder, fault_sample, uninterrupted):
+    cmd = harness.command(tmp_path, tiny_encoder, fault_sample)
+    exp = harness.experiment_dir(tmp_path)
+    fold0 = exp / "fold0"
+    partials = lambda: sorted(p.name for p in exp.rglob(".*.tmp"))  # noqa: E731
+
+    # halfway through writing epoch 1's checkpoint: epoch 0's stays whole
+    result = harness.run(cmd, kill_at="write:last.ckpt@2")
+    assert harness.killed(result), harness.describe(result)
+    assert checkpoint_damage(fold0 / "checkpoints" / "last.ckpt") is None
+    assert any(name.startswith(".last.ckpt.") for name in partials())
+
+    # after training, before the prediction file
+    result = harness.run(cmd, kill_at="trained@1")
+    assert harness.killed(result), harness.describe(result)
+    assert "a partial file of an interrupted run" in result.stdout and "fold 0: resuming from" in result.stdout
+    assert not (fold0 / "predictions.tsv").exists()
+
+    # while exporting the model, then while writing the fold's metrics
+    for point, file in (("write:model.safetensors@1", "model.safetensors"), ("write:metrics.json@1", "metrics.json")):
+        result = harness.run(cmd, kill_at=point)
+        assert harness.killed(result), harness.describe(result)
+        assert not (fold0 / file).exists(), f"a half-written {file} is in place"
+
+    # while writing the results table (both folds finished)
+    result = harness.run(cmd, kill_at="write:results.md@1")
+    assert harness.killed(result), harness.describe(result)
+    assert (exp / "fold1" / "metrics.json").is_file() and not (exp / "results.md").exists()
+
+    result = harness.run(cmd)
+    assert result.returncode == 0, harness.describe(result)
+    assert partials() == []
+    assert_same_results(tmp_path, uninterrupted)
+
+
+@pytest.mark.slow
+def test_damaged_checkpoint_and_metrics_are_named_and_redone(tmp_path, tiny_encoder, fault_sample, uninterrupted):
+    cmd = harness.command(tmp_path, tiny_encoder, fault_sample)
+    fold0 = harness.experiment_dir(tmp_path) / "fold0"
+    result = harness.run(cmd, kill_at="train-batch@5")
+    assert harness.killed(result), harness.describe(result)
+    last = fold0 / "checkpoints" / "last.ckpt"
+    last.write_bytes(last.read_bytes()[: last.stat().st_size // 2])  # truncated, as by a full disk elsewhere
+
+    result = harness.run(cmd, kill_at="fold-done@1")
+    assert harness.killed(result), harness.describe(result)
+    assert f"fold 0: {last} is damaged" in result.stdout and "from scratch" in result.stdout
+    assert "Traceback" not in result.stderr
+
+    metrics = fold0 / "metrics.json"
+    metrics.write_text(metrics.read_text()[:100])  # cut short
+    result = harness.run(cmd)
+    assert result.returncode == 0, harness.describe(result)
+    assert f"fold 0: {metrics} is damaged" in result.stdout and "running the fold again" in result.stdout
+    assert "Traceback" not in result.stderr
+    assert_same_results(tmp_path, uninterrupted)
