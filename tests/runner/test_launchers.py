@@ -75,6 +75,5 @@ def test_submitit_local_multirun_runs_two_jobs(tmp_path, tiny_encoder, small_sam
         metrics = json.loads((tmp_path / "results" / f"debug-{task}" / "fold0" / "metrics.json").read_text())
         assert metrics["fold"] == 0 and "test" in metrics
     # submitit ran them as two jobs: one folder of logs and results per job
-    jobs = [p for p in (sweep / ".submitit").iterdir() if p.is_dir()]
-    assert len(jobs) == 2
-    assert all(any(f.name.endswith("_result.pkl") for f in job.iterdir()) for job in jobs)
+    results = sorted((sweep / ".submitit").glob("*/*_result.pkl"))
+    assert len(results) == 2 and len({r.parent for r in results}) == 2
