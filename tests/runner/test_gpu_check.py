@@ -11,6 +11,7 @@ from tests_paths import REPO
 
 spec = importlib.util.spec_from_file_location("gpu_check", REPO / "scripts" / "gpu_check.py")
 gpu_check = importlib.util.module_from_spec(spec)
+sys.modules["gpu_check"] = gpu_check  # dataclasses look their module up there
 spec.loader.exec_module(gpu_check)
 
 
@@ -38,6 +39,7 @@ def test_unknown_step_is_refused(capsys):
     assert stop.value.code == 2 and "nope" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cpu_run_prints_the_table_and_fails_loudly(tmp_path, tiny_encoder):
     """One real step on CPU (one batch per stage), then a step that fails: exit 1 and a FAILED row."""
     base = [sys.executable, "scripts/gpu_check.py", "--cpu", "--fast", "--out", str(tmp_path),

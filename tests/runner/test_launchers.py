@@ -60,6 +60,7 @@ def test_fsdp_strategy_is_built_with_llama_blocks_as_units():
     assert strategy._activation_checkpointing_kwargs  # blocks recompute their activations in the backward pass
 
 
+@pytest.mark.slow
 def test_submitit_local_multirun_runs_two_jobs(tmp_path, tiny_encoder, small_sample):
     """``-m hydra/launcher=submitit_local`` with two tasks: two submitit jobs, each trains and scores its fold."""
     sweep = tmp_path / "sweep"
