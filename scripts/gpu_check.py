@@ -82,7 +82,7 @@ def plan(args) -> list[Step]:
 
 def command(step: Step, args, out: Path) -> list[str]:
     hardware = ["trainer=default"] if args.cpu else ["trainer=gpu", *step.gpu_only]
-    quick = ["trainer.fast_dev_run=true", "callbacks=none"] if args.fast and step.key in {"mvmd", "mvml"} else []
+    quick = ["++trainer.fast_dev_run=true", "callbacks=none"] if args.fast and step.key in {"mvmd", "mvml"} else []
     if args.fast and step.key == "qlora":
         quick = ["task.lora.max_steps=1", "task.lora.max_train_examples=2", "task.max_fallacies=1",
                  "task.lora.candidates.max_new_tokens=4"]
