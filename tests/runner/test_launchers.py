@@ -67,10 +67,10 @@ def test_submitit_local_multirun_runs_two_jobs(tmp_path, tiny_encoder, small_sam
     command = [sys.executable, "train.py", "-m", "hydra/launcher=submitit_local", "task=post-c,post-f",
                "debug=fast", "cv.folds=[0]", f"paths.root_dir={tmp_path}", f"encoder.name_or_path={tiny_encoder}",
                "data=custom", f"data.train_path={small_sample / 'sample.tsv'}", "data.test_path=null",
-               "loader.batch_size=8", f"hydra.sweep.dir={sweep}", "hydra.launcher.timeout_min=5",
+               "loader.batch_size=8", f"hydra.sweep.dir={sweep}", "hydra.launcher.timeout_min=30",
                "hydra.launcher.cpus_per_task=1"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1500, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     for task in ("post-c", "post-f"):
         metrics = json.loads((tmp_path / "results" / f"debug-{task}" / "fold0" / "metrics.json").read_text())
