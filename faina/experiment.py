@@ -52,7 +52,7 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
     model = build_model(fcfg.model, fcfg.encoder, data.level, data.labels, data.num_views, data.inventory)
     datamodule = FainaDataModule(features, split, tokenizer.pad_token_id, batch_size=cfg.loader.batch_size,
                                  num_workers=cfg.loader.num_workers, predict_features=predict_features,
-                                 seed=cfg.seed + split.fold)
+                                 seed=cfg.seed + split.fold, length_grouped=cfg.loader.get("length_grouped", True))
     loggers = instantiate_all(fcfg.get("logger"))
     for logger in loggers:  # the whole resolved config, seed included, next to the model's hyperparameters
         logger.log_hyperparams(OmegaConf.to_container(fcfg, resolve=True))

@@ -78,7 +78,9 @@ def load_base_model(llm: dict[str, Any]):
             **spec.extra, "device_map": {"": torch.cuda.current_device()},
             "quantization_config": BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
                                                       bnb_4bit_use_double_quant=True,
-                                                      bnb_4bit_compute_dtype=torch.bfloat16)})
+                                                      bnb_4bit_compute_dtype=torch.bfloat16,
+                                                      # bf16 storage lets FSDP (trainer=fsdp) shard the 4-bit weights
+                                                      bnb_4bit_quant_storage=torch.bfloat16)})
     model, tokenizer = load_causal_lm(spec)
     return model, tokenizer, quantized
 

@@ -60,8 +60,9 @@ class BIODecoders(nn.Module):
         return self.projection(words).view(batch, length, self.num_decoders, NUM_TAGS).transpose(1, 2)
 
     def loss(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        nll = self.crf.neg_log_likelihood(emissions, tags, mask)  # [B, D]
+        # the CRF's sums of scores run in fp32 even under bf16-mixed autocast (a no-op in fp32)
+        nll = self.crf.neg_log_likelihood(emissions.float(), tags, mask)  # [B, D]
         return (nll.mean(0) * self.loss_weights).sum()
 
     def decode(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.crf.viterbi(emissions, mask)
+        return self.crf.viterbi(emissions.float(), mask)

@@ -1,25 +1,32 @@
-"""Benchmark: what do 40 BIO+CRF decoders cost compared with one?
+"""Benchmark: seconds per trained post of MVMD span-f and MVML post-f against a bare encoder + linear floor.
 
-MVMD span-f runs one decoder per (view, label): 2 × 20 = 40. They are batched (one projection to
-D × 3 and one CRF with a decoder axis), so they should cost little next to the encoder. This script
-measures it on the offline MiniLM encoder with random batches (default 32 posts × ~40 words):
-training throughput (posts/s), peak memory, and the decoders' share of a training step.
+All configurations train, in ONE process and interleaved round by round, on the same posts of the shipped
+synthetic sample (or any Faina-format ``--data`` file) with the same batches, so their ratios survive the
+load of a shared machine. Time is the process's CPU time (user + system, all threads), which a busy
+machine inflates far less than wall time; each figure is the median over rounds:
 
-    python scripts/benchmark_mvmd.py [--steps 5] [--batch-size 32] [--words 40] [--device cpu]
+- ``floor``: the plain Hugging Face encoder (``AutoModel``, ``[CLS] post [SEP]``) and one linear layer on
+  ``[CLS]`` with binary cross-entropy, a hand-written PyTorch loop: what any fine-tuning must pay;
+- ``MVML post-f``: the framework's post model (chunked encoder, 2 views × 20 labels);
+- ``MVMD span-f``: the span model with its 40 BIO+CRF decoders (2 views × 20 labels);
+- ``MVMD 1 decoder``: the same with one decoder (1 view × 1 label), to price the other 39.
 
-Each configuration runs in its own subprocess, so peak memory (``ru_maxrss`` on CPU,
-``torch.cuda.max_memory_allocated`` on GPU) belongs to that configuration alone. The decoders'
-share is the time of their forward + backward on the same word vectors (detached from the encoder)
-divided by the time of a whole training step (forward, backward, AdamW update).
-This is a benchmark, not a test: numbers depend on the machine and its load.
+``--lightning`` adds whole ``Trainer.fit`` epochs of MVMD and MVML (the runner's trainer: dev pass with the
+span metric, CSV logging, progress bar off) without and with the ``ModelCheckpoint`` of the runner
+(last.ckpt every epoch and best.ckpt), so the cost of each layer above the model shows. ``--batching``
+compares length-grouped batches (the default of the DataModule) with plain shuffling.
+
+    python scripts/benchmark_mvmd.py [--posts 96] [--batch-size 16] [--rounds 3] [--threads 1] [--lightning]
+
+This is a benchmark, not a test: numbers depend on the machine and its load; compare ratios.
 """
 from __future__ import annotations
 
 import argparse
-import json
-import resource
-import subprocess
+import copy
+import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,145 +34,229 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common.errors import exit_on_user_error  # noqa: E402
 
-CONFIGS = {"40 decoders (2 views x 20 labels)": (2, 20), "1 decoder (1 view x 1 label)": (1, 1)}
+SAMPLE = Path(__file__).resolve().parents[1] / "faina" / "sample_data" / "sample.conll"
+GOALS = {"MVMD span-f": 1.10, "MVML post-f": 1.05}
 
 
-def random_batch(tokenizer, batch_size: int, words: int, num_decoders: int, generator):
-    """Posts of ``words ± 25%`` words, each word 1-2 subwords; ~10% of words inside random spans."""
+def load_posts(path: Path, count: int):
+    """Span features of the first ``count`` posts, their post-level targets ``[V, C]`` and the tokenizer."""
     import torch
 
-    vocab_size = tokenizer.vocab_size
-    lengths = torch.randint(int(words * 0.75), int(words * 1.25) + 1, (batch_size,), generator=generator)
-    max_words = int(lengths.max())
-    pieces = torch.randint(1, 3, (batch_size, max_words), generator=generator)
-    starts = torch.zeros(batch_size, max_words, dtype=torch.long)
-    word_mask = torch.arange(max_words)[None, :] < lengths[:, None]
-    subword_counts = (pieces * word_mask).sum(-1)
-    max_subwords = int(subword_counts.max())
-    input_ids = torch.full((batch_size, max_subwords), tokenizer.pad_token_id)
-    attention = torch.zeros(batch_size, max_subwords, dtype=torch.long)
-    for i in range(batch_size):
-        n = int(lengths[i])
-        starts[i, :n] = torch.cumsum(pieces[i, :n], 0) - pieces[i, :n]
-        count = int(subword_counts[i])
-        input_ids[i, :count] = torch.randint(1000, vocab_size, (count,), generator=generator)
-        attention[i, :count] = 1
-    tags = torch.zeros(batch_size, num_decoders, max_words, dtype=torch.long)
-    opens = torch.rand(batch_size, num_decoders, max_words, generator=generator) < 0.02
-    tags[opens] = 1
-    follows = torch.zeros_like(opens)
-    follows[:, :, 1:] = opens[:, :, :-1]
-    tags[follows & ~opens] = 2
-    tags = tags * word_mask[:, None, :]
-    return {"input_ids": input_ids, "attention_mask": attention, "word_starts": starts, "word_mask": word_mask,
-            "tags": tags, "post_index": torch.arange(batch_size)}
+    from faina.levels import LEVELS
+    from faina.model_io import load_tokenizer
+    from faina.task_data import load_task_data
+    from models.encoder import offline_encoder_path
+
+    data = load_task_data(str(path), None, "span", "fine")
+    tokenizer = load_tokenizer(offline_encoder_path())
+    features = LEVELS["span"].encode(data.labelled, tokenizer, data.labels, data.num_views)[:count]
+    position = {label: i for i, label in enumerate(data.labels)}
+    for feature, views in zip(features, data.label_sets()):
+        targets = torch.zeros(data.num_views, len(data.labels))
+        for view, labels in enumerate(views):
+            for label in labels:
+                targets[view, position[label]] = 1.0
+        feature["labels"] = targets
+    return features, data, tokenizer
 
 
-def worker(num_views: int, num_labels: int, args) -> dict:
-    import torch
+def make_batches(features, batch_size: int, grouped: bool, seed: int = 0):
+    """The batches every configuration trains on (the DataModule's collation and batch order)."""
+    import random
 
-    from models.encoder import ChunkedEncoder
-    from models.mvmd import MVMD, gather_words
+    from common.length_batches import length_grouped_order
+    from faina.features import Collator
 
-    torch.manual_seed(0)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device = torch.device(args.device)
-    labels = [f"L{i:02d}" for i in range(num_labels)]
-    model = MVMD(ChunkedEncoder(args.encoder), num_views=num_views, labels=labels).to(device).train()
-    optimizer = model.configure_optimizers()
-    generator = torch.Generator().manual_seed(0)
-    batches = [{k: v.to(device) for k, v in random_batch(model.encoder.tokenizer, args.batch_size, args.words,
-                                                         num_views * num_labels, generator).items()}
-               for _ in range(args.steps + 1)]
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-    def step(batch) -> None:
-        optimizer.zero_grad()
-        model.decoders.loss(model.emissions(batch), batch["tags"], batch["word_mask"]).backward()
-        optimizer.step()
-
-    def decoders_only(batch, words) -> None:
-        model.decoders.zero_grad()
-        model.decoders.loss(model.decoders.emissions(words), batch["tags"], batch["word_mask"]).backward()
-
-    step(batches[0])  # warm-up
-    sync()
-    start = time.perf_counter()
-    for batch in batches[1:]:
-        step(batch)
-    sync()
-    step_time = (time.perf_counter() - start) / args.steps
-
-    with torch.no_grad():
-        word_vectors = [gather_words(model.encoder(b["input_ids"], b["attention_mask"])[0], b["word_starts"])
-                        for b in batches[1:]]
-    decoders_only(batches[1], word_vectors[0].detach().requires_grad_())  # warm-up
-    sync()
-    start = time.perf_counter()
-    for batch, words in zip(batches[1:], word_vectors):
-        decoders_only(batch, words.detach().requires_grad_())
-    sync()
-    decoder_time = (time.perf_counter() - start) / args.steps
-
-    if device.type == "cuda":
-        peak_mb = torch.cuda.max_memory_allocated(device) / 2**20
-        training_mb = peak_mb
+    if grouped:
+        order = length_grouped_order([len(f["input_ids"]) for f in features], batch_size, seed, 0)
     else:
-        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kilobytes on Linux
-        peak_mb, training_mb = peak_kb / 1024, (peak_kb - rss_before) / 1024
-    return {"decoders": num_views * num_labels, "posts_per_s": args.batch_size / step_time,
-            "step_ms": step_time * 1000, "decoder_ms": decoder_time * 1000,
-            "decoder_share": decoder_time / step_time, "peak_mb": peak_mb, "training_mb": training_mb,
-            "parameters": sum(p.numel() for p in model.decoders.parameters())}
+        order = list(range(len(features)))
+        random.Random(seed).shuffle(order)
+    collate = Collator(0)
+    return [collate([features[i] for i in order[s:s + batch_size]]) for s in range(0, len(order), batch_size)]
+
+
+class Floor:
+    """``AutoModel`` + one linear layer on ``[CLS]``, BCE: the cheapest fine-tuning of the same encoder."""
+
+    def __init__(self, encoder, num_outputs: int):
+        import torch
+
+        self.encoder = encoder.model
+        self.prefix, self.suffix = encoder.prefix, encoder.suffix
+        self.limit = encoder.max_length
+        self.linear = torch.nn.Linear(encoder.hidden_size, num_outputs)
+        self.optimizer = torch.optim.AdamW(list(self.encoder.parameters()) + list(self.linear.parameters()), lr=1e-4)
+
+    def inputs(self, batch):
+        import torch
+
+        rows = [self.prefix + ids[mask.bool()].tolist()[: self.limit - len(self.prefix) - len(self.suffix)]
+                + self.suffix for ids, mask in zip(batch["input_ids"], batch["attention_mask"])]
+        width = max(len(r) for r in rows)
+        ids = torch.zeros(len(rows), width, dtype=torch.long)
+        mask = torch.zeros(len(rows), width, dtype=torch.long)
+        for i, row in enumerate(rows):
+            ids[i, :len(row)], mask[i, :len(row)] = torch.tensor(row), 1
+        return ids, mask
+
+    def step(self, batch, prepared) -> None:
+        from torch.nn import functional as F
+
+        ids, mask = prepared
+        self.optimizer.zero_grad()
+        cls = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state[:, 0]
+        F.binary_cross_entropy_with_logits(self.linear(cls), batch["labels"].flatten(1)).backward()
+        self.optimizer.step()
+
+
+class ModelSteps:
+    """A framework model trained by its own ``training_step`` loss and its configured optimiser."""
+
+    def __init__(self, model, loss):
+        self.model = model.train()
+        self.loss = loss
+        param_groups, lrs = model.parameter_groups()
+        self.optimizer = model.optimizer_factory(param_groups)
+        for group, (kind, value) in zip(self.optimizer.param_groups, lrs):  # as configure_optimizers does
+            group["lr"] = value if kind == "absolute" else group["lr"] * value
+
+    def inputs(self, batch):
+        return None
+
+    def step(self, batch, prepared) -> None:
+        self.optimizer.zero_grad()
+        self.loss(self.model, batch).backward()
+        self.optimizer.step()
+
+
+def build_configurations(encoder, data):
+    from models.mvmd import MVMD
+    from models.mvml import MVML
+
+    labels, views = list(data.labels), data.num_views
+    return {
+        "floor (encoder + linear)": Floor(copy.deepcopy(encoder), views * len(labels)),
+        "MVML post-f": ModelSteps(MVML(copy.deepcopy(encoder), views, labels, head_lr=1e-2),
+                                  lambda m, b: m.head.loss(m(b), b["labels"])),
+        "MVMD span-f": ModelSteps(MVMD(copy.deepcopy(encoder), views, labels),
+                                  lambda m, b: m.decoders.loss(m.emissions(b), b["tags"], b["word_mask"])),
+        "MVMD 1 decoder": ModelSteps(MVMD(copy.deepcopy(encoder), 1, labels[:1]),
+                                     lambda m, b: m.decoders.loss(m.emissions(b), b["tags"][:, :1], b["word_mask"])),
+    }
+
+
+def time_epoch(config, batches, prepared) -> float:
+    start = time.process_time()
+    for batch, inputs in zip(batches, prepared):
+        config.step(batch, inputs)
+    return time.process_time() - start
+
+
+def lightning_epoch_seconds(encoder, data, features, args, model_name: str, checkpoints: bool) -> float:
+    """Seconds of one ``Trainer.fit`` epoch (train + dev pass) of MVMD or MVML, as the runner builds it."""
+    import lightning.pytorch as pl
+    from lightning.pytorch.callbacks import ModelCheckpoint
+    from lightning.pytorch.loggers import CSVLogger
+
+    from faina.datamodule import FainaDataModule
+    from faina.folds import FoldSplit
+    from faina.levels import LEVELS
+    from models.mvmd import MVMD
+    from models.mvml import MVML
+
+    cut = int(len(features) * 0.8)
+    split = FoldSplit(0, tuple(range(cut)), tuple(range(cut, len(features))), ())
+    if model_name == "MVMD":
+        model = MVMD(copy.deepcopy(encoder), data.num_views, list(data.labels),
+                     val_metric=LEVELS["span"].metric(data.inventory, data.num_views))
+    else:
+        model = MVML(copy.deepcopy(encoder), data.num_views, list(data.labels), head_lr=1e-2,
+                     val_metric=LEVELS["post"].metric(data.inventory, data.num_views))
+    module = FainaDataModule(features, split, 0, batch_size=args.batch_size, seed=0,
+                             length_grouped=args.batching == "length")
+    with tempfile.TemporaryDirectory() as folder:
+        callbacks = [ModelCheckpoint(dirpath=folder, filename="best", monitor="val/f1", mode="max",
+                                     save_last=True)] if checkpoints else []
+        trainer = pl.Trainer(max_epochs=2, accelerator="cpu", devices=1, logger=CSVLogger(folder),
+                             callbacks=callbacks, enable_checkpointing=checkpoints, enable_progress_bar=False,
+                             enable_model_summary=False, num_sanity_val_steps=0, log_every_n_steps=5)
+        times = []
+
+        class EpochTimer(pl.Callback):
+            def on_train_epoch_start(self, *_):
+                times.append(time.process_time())
+
+            def on_train_epoch_end(self, *_):  # after the dev pass and the checkpoint writes of the epoch
+                times.append(time.process_time())
+
+        trainer.callbacks.append(EpochTimer())
+        trainer.fit(model, datamodule=module)
+    return times[-1] - times[-2]  # the second epoch: warm
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=5, help="timed training steps per configuration")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--words", type=int, default=40, help="mean words per post")
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--data", type=Path, default=SAMPLE, help="a Faina-format .conll file")
+    parser.add_argument("--posts", type=int, default=96, help="posts trained per round (the first N of --data)")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3, help="timed epochs per configuration (median)")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    parser.add_argument("--encoder", default=None, help="encoder folder (default: the offline MiniLM)")
-    parser.add_argument("--worker", nargs=2, type=int, metavar=("VIEWS", "LABELS"), help=argparse.SUPPRESS)
+    parser.add_argument("--batching", choices=["length", "random"], default="length",
+                        help="length-grouped batches (the DataModule's default) or plain shuffling")
+    parser.add_argument("--compare-batching", action="store_true",
+                        help="also time MVMD span-f on the other batching")
+    parser.add_argument("--lightning", action="store_true",
+                        help="also time Trainer.fit epochs (dev pass, logging) with and without checkpoints")
     return parser.parse_args(argv)
-
-
-def forward_args(args) -> list[str]:
-    flags = ["--steps", str(args.steps), "--batch-size", str(args.batch_size), "--words", str(args.words),
-             "--device", args.device, "--threads", str(args.threads)]
-    return flags + (["--encoder", args.encoder] if args.encoder else [])
 
 
 @exit_on_user_error
 def main(argv=None) -> None:
     args = parse_args(argv)
-    if args.worker:
-        print(json.dumps(worker(*args.worker, args)))
-        return
-    results = {}
-    for name, (views, labels) in CONFIGS.items():
-        done = subprocess.run([sys.executable, __file__, "--worker", str(views), str(labels), *forward_args(args)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            sys.stderr.write(done.stderr)
-            raise SystemExit(f"the {name} run failed")
-        results[name] = json.loads(done.stdout.strip().splitlines()[-1])
-    rows = [("posts/s (training)", "posts_per_s", "{:.1f}"), ("step time (ms)", "step_ms", "{:.0f}"),
-            ("decoders fwd+bwd (ms)", "decoder_ms", "{:.1f}"), ("decoders' share of a step", "decoder_share", "{:.1%}"),
-            ("peak memory (MB)", "peak_mb", "{:.0f}"), ("growth while training (MB)", "training_mb", "{:.0f}"),
-            ("decoder parameters", "parameters", "{:,}")]
-    names = list(results)
-    print(f"MVMD training benchmark: {args.batch_size} posts x ~{args.words} words, {args.steps} steps, "
-          f"device {args.device}")
-    print(f"| {'':28} | " + " | ".join(f"{n:>34}" for n in names) + " |")
-    print(f"|{'-' * 30}|" + "|".join("-" * 36 for _ in names) + "|")
-    for label, key, fmt in rows:
-        print(f"| {label:28} | " + " | ".join(f"{fmt.format(results[n][key]):>34}" for n in names) + " |")
+    import torch
+
+    from models.encoder import ChunkedEncoder
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    features, data, _ = load_posts(args.data, args.posts)
+    encoder = ChunkedEncoder()
+    batches = make_batches(features, args.batch_size, args.batching == "length")
+    configs = build_configurations(encoder, data)
+    prepared = {name: [config.inputs(b) for b in batches] for name, config in configs.items()}
+    runs = {name: (config, batches, prepared[name]) for name, config in configs.items()}
+    if args.compare_batching:
+        other = make_batches(features, args.batch_size, args.batching != "length")
+        steps = configs["MVMD span-f"]
+        runs[f"MVMD span-f, {'random' if args.batching == 'length' else 'length-grouped'} batches"] = (
+            steps, other, [None] * len(other))
+    for config, run_batches, inputs in runs.values():  # warm-up: first calls allocate and tune
+        config.step(run_batches[0], inputs[0])
+    seconds: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(args.rounds):
+        for name, (config, run_batches, inputs) in runs.items():
+            seconds[name].append(time_epoch(config, run_batches, inputs))
+    per_post = {name: statistics.median(values) / len(features) for name, values in seconds.items()}
+    if args.lightning:
+        train_posts = int(len(features) * 0.8)
+        for model_name, label in (("MVMD", "MVMD span-f"), ("MVML", "MVML post-f")):
+            for checkpoints in (False, True):
+                name = f"{label}, Trainer.fit epoch{' + checkpoints' if checkpoints else ''}"
+                per_post[name] = lightning_epoch_seconds(encoder, data, features, args, model_name,
+                                                         checkpoints) / train_posts
+    floor = per_post["floor (encoder + linear)"]
+    print(f"Training cost per post: {len(features)} posts of {args.data.name}, batches of {args.batch_size} "
+          f"({args.batching}), median of {args.rounds} interleaved epochs, torch threads "
+          f"{torch.get_num_threads()}")
+    print(f"| {'configuration':56} | {'CPU ms/post':>11} | {'× floor':>7} | {'goal':>6} |")
+    print(f"|{'-' * 58}|{'-' * 13}|{'-' * 9}|{'-' * 8}|")
+    for name, value in per_post.items():
+        goal = f"≤{GOALS[name]:.2f}" if name in GOALS else ""
+        print(f"| {name:56} | {value * 1000:11.1f} | {value / floor:7.3f} | {goal:>6} |")
+    ratio = per_post["MVMD span-f"] / per_post["MVMD 1 decoder"]
+    print(f"40 decoders / 1 decoder: {ratio:.3f} (goal ≤1.10)")
 
 
 if __name__ == "__main__":
