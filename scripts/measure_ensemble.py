@@ -29,8 +29,9 @@ TASKS = {"span-f": ("conll", "span-fine", "model.module.o_bias=tuned"),
          "post-f": ("tsv", "post-fine", "model.module.threshold=tuned")}
 
 
-def split_sample(out: Path, test_posts: int) -> None:
-    """Hold out the last ``test_posts`` posts of the sample (CoNLL and TSV list the same posts in order)."""
+def split_sample(out: Path, test_posts: int, train_posts: int | None = None) -> None:
+    """Hold out the last ``test_posts`` posts of the sample (CoNLL and TSV list the same posts in order);
+    the labelled file is the first ``train_posts`` of the others (all when ``None``)."""
     from faina.conll import read_conll, write_conll
     from faina.levels import subset
     from faina.sample import default_sample_dir
@@ -39,7 +40,7 @@ def split_sample(out: Path, test_posts: int) -> None:
     for ext, read, write in (("conll", read_conll, write_conll), ("tsv", read_post_tsv, write_post_tsv)):
         corpus = read(default_sample_dir() / f"sample.{ext}")
         n = len(corpus.posts if ext == "conll" else corpus.rows)
-        write(subset(corpus, range(n - test_posts)), out / f"train.{ext}")
+        write(subset(corpus, range(min(train_posts or n, n - test_posts))), out / f"train.{ext}")
         write(subset(corpus, range(n - test_posts, n)), out / f"test.{ext}")
 
 
@@ -98,12 +99,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--ensemble", type=int, default=3)
     parser.add_argument("--test-posts", type=int, default=60)
+    parser.add_argument("--train-posts", type=int, default=None, help="labelled posts (default: all not held out)")
     parser.add_argument("--span-epochs", type=int, default=10)
     parser.add_argument("--post-epochs", type=int, default=10)
     parser.add_argument("--tasks", nargs="+", default=["post-f", "span-f"], choices=sorted(TASKS))
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    split_sample(args.out, args.test_posts)
+    split_sample(args.out, args.test_posts, args.train_posts)
     report = {}
     for task in args.tasks:
         epochs = args.span_epochs if task.startswith("span") else args.post_epochs

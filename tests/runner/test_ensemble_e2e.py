@@ -19,6 +19,7 @@ from tests_paths import REPO
 from train import run
 
 
+@pytest.mark.slow  # trains two models and predicts in a subprocess (~25 s CPU)
 def test_cv_ensemble_trains_k_models_and_writes_the_ensembled_submission(make_cfg, small_sample, tmp_path, capsys):
     cfg = make_cfg("task=span-f", "cv=official", "cv.ensemble=2", "trainer.max_epochs=1",
                    "model.module.o_bias=tuned")
@@ -59,6 +60,7 @@ def read_split_posts(exp: Path, k: int) -> list[int]:
     return list(official_split(label_matrix(union, data.labels), 0.2, cfg["seed"], 2)[k].dev)
 
 
+@pytest.mark.slow  # trains two folds and predicts in a subprocess (~20 s CPU)
 def test_results_folder_ensemble_of_post_models_and_tuned_thresholds(make_cfg, small_sample, tmp_path):
     cfg = make_cfg("task=post-f", "cv.num_folds=2", "trainer.max_epochs=1", "model.module.threshold=tuned",
                    "model.module.min_dev_positives=2")
