@@ -48,7 +48,7 @@ def test_cv_ensemble_trains_k_models_and_writes_the_ensembled_submission(make_cf
 
 
 def read_split_posts(exp: Path, k: int) -> list[int]:
-    """The dev posts of model ``k``, read from its Lightning log of dev sizes is not kept: use the split."""
+    """The dev posts of model ``k``, recomputed from the experiment's saved config (seed, ensemble size)."""
     import yaml
 
     from faina.folds import label_matrix, official_split
