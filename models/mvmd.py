@@ -150,5 +150,5 @@ class MVMD(FallacyModule):
         per_view = {}
         for d, value in enumerate(bias.tolist()):
             view, label = divmod(d, len(self.labels))
-            per_view.setdefault(f"a{view + 1}", {})[self.labels[label]] = value
+            per_view.setdefault(f"a{view + 1}", {})[self.labels[label]] = round(value, 4)
         return {"o_bias": per_view}

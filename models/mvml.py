@@ -108,4 +108,5 @@ class MVML(FallacyModule):
             return None
         tuned = tune_thresholds(torch.cat(probabilities), torch.cat(targets), self.threshold, self.min_dev_positives)
         self.thresholds.copy_(tuned.to(self.thresholds))
-        return {"thresholds": {f"a{v + 1}": dict(zip(self.labels, tuned[v].tolist())) for v in range(self.num_views)}}
+        return {"thresholds": {f"a{v + 1}": {label: round(value, 4) for label, value in zip(self.labels, tuned[v].tolist())}
+                               for v in range(self.num_views)}}
