@@ -6,6 +6,7 @@ Hydra composes ``conf/``; ``run(cfg)`` picks the runner that the task config nam
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import hydra
 from omegaconf import DictConfig
@@ -14,7 +15,30 @@ from common.errors import UserError
 from common.io import DISK_FULL, disk_full_error
 from common.resolvers import register_resolvers
 
-register_resolvers()
+
+def _sample_data(name: str) -> str:
+    from faina.sample import default_sample_dir
+
+    return str(default_sample_dir() / name)
+
+
+def _offline_encoder() -> str:
+    from models.encoder import offline_encoder_path
+
+    return offline_encoder_path()
+
+
+def config_resolvers() -> dict[str, Callable[..., str]]:
+    """The resolvers ``conf/`` uses that know the project's data and models (``common/`` only registers)."""
+    return {"sample_data": _sample_data, "offline_encoder": _offline_encoder}
+
+
+def register_config_resolvers() -> None:
+    """Register ``config_resolvers()``; code that composes ``conf/`` without ``train.py`` (tests) calls it."""
+    register_resolvers(config_resolvers())
+
+
+register_config_resolvers()
 
 
 def run(cfg: DictConfig) -> dict[str, float]:

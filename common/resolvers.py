@@ -1,22 +1,18 @@
-"""OmegaConf resolvers the configs use (registered once by train.py and by tests that compose configs)."""
+"""Registering OmegaConf resolvers, once per process, whoever supplies them.
+
+The floor knows no task: the resolvers that name the project's data or models (``${sample_data:...}``,
+``${offline_encoder:}``) are supplied by the entry point (``train.config_resolvers``); this module only
+registers what it is given, skipping names that are registered already (tests compose configs many times).
+"""
 from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from omegaconf import OmegaConf
 
 
-def _sample_data(name: str) -> str:
-    from faina.sample import default_sample_dir
-
-    return str(default_sample_dir() / name)
-
-
-def _offline_encoder() -> str:
-    from models.encoder import offline_encoder_path
-
-    return str(offline_encoder_path())
-
-
-def register_resolvers() -> None:
-    for name, fn in {"sample_data": _sample_data, "offline_encoder": _offline_encoder}.items():
+def register_resolvers(resolvers: Mapping[str, Callable[..., Any]]) -> None:
+    for name, fn in resolvers.items():
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, fn)

@@ -5,7 +5,10 @@ held-out posts, write them in the official file layout, score them with the offi
 and write the fold's metrics atomically (a rerun skips folds whose metrics exist; an interrupted fold
 resumes exactly from its last checkpoint, see ``common.checkpointing``). Then mean ± std over folds is
 printed and saved (Markdown and JSON). One run at a time per experiment folder (``common.locking``).
-With ``cv=official`` the single model predicts the unlabelled ``data.test_path`` as a submission file.
+With ``cv=official`` the single model predicts the unlabelled ``data.test_path`` as a submission file;
+``cv.ensemble=K`` trains K models on K train/dev splits and also writes their ensemble's submission.
+A model with a tuned decision rule (``threshold=tuned``, ``o_bias=tuned``) fits it on the fold's dev set
+after the best checkpoint is loaded, before it predicts and is exported.
 """
 from __future__ import annotations
 
@@ -22,11 +25,13 @@ from common.errors import UserError
 from common.faults import kill_point
 from common.io import atomic_write_json, atomic_write_text
 from faina.datamodule import FainaDataModule
+from faina.ensemble import write_ensemble_submission
 from faina.folds import FoldSplit, kfold_splits, label_matrix, official_split
 from faina.levels import LEVELS, subset
 from faina.model_io import build_model, export_model, load_tokenizer
 from faina.results import flat_metrics, markdown_table, summarise
 from faina.task_data import TaskData, load_task_data
+from faina.tuning import tune_on_dev
 
 
 def experiment_dir(cfg: DictConfig) -> Path:
@@ -39,7 +44,7 @@ def make_splits(cfg: DictConfig, data: TaskData) -> list[FoldSplit]:
     if cfg.cv.name == "official":
         if data.unlabelled is None:
             raise UserError("cv=official needs a file to predict", fix="set data.test_path=/path/to/test file")
-        return official_split(matrix, cfg.cv.dev_fraction, cfg.seed)
+        return official_split(matrix, cfg.cv.dev_fraction, cfg.seed, cfg.cv.num_folds)
     return kfold_splits(matrix, cfg.cv.num_folds, cfg.cv.dev_fraction, cfg.seed)
 
 
@@ -67,10 +72,13 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
     kill_point("trained")  # the fault tests' "killed after training, before the prediction file"
     if not trainer.is_global_zero:
         return {"fold": split.fold}  # under DDP, rank 0 alone predicts, writes and scores
+    tuned = tune_on_dev(cfg, model, datamodule.val_dataloader())
     outputs = predict_on_one_device(cfg, model, datamodule)
     result: dict = {"fold": split.fold, "train_posts": len(split.train), "dev_posts": len(split.dev),
                     "best_dev_f1": float(checkpoint.best_model_score) if best_path and checkpoint.best_model_score
                     is not None else None}
+    if tuned:
+        result["tuned_on_dev"] = tuned
     export_model(model, fcfg, data.level, data.grain, data.labels, data.num_views, fold_dir)
     if predict_features is None:
         gold = subset(data.labelled, split.test)
@@ -142,6 +150,9 @@ def run(cfg: DictConfig) -> dict[str, float]:
                                                              predict_features))
         if results is None:
             return {}
+        if official and cfg.cv.num_folds > 1 and len(results) == cfg.cv.num_folds:
+            path = write_ensemble_submission(exp_dir, data.unlabelled, cfg.loader.batch_size)
+            print(f"ensemble of {len(results)} models, submission written: {path}")
         return report(cfg, exp_dir, results)
 
 

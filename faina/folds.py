@@ -57,7 +57,16 @@ def kfold_splits(matrix: np.ndarray, num_folds: int, dev_fraction: float, seed: 
     return splits
 
 
-def official_split(matrix: np.ndarray, dev_fraction: float, seed: int) -> list[FoldSplit]:
-    """One split of the labelled file into train/dev; the test posts come from another (unlabelled) file."""
-    train, dev = _train_dev(np.arange(len(matrix)), matrix, dev_fraction, seed)
-    return [FoldSplit(0, tuple(train.tolist()), tuple(dev.tolist()), ())]
+def official_split(matrix: np.ndarray, dev_fraction: float, seed: int, count: int = 1) -> list[FoldSplit]:
+    """``count`` splits of the labelled file into train/dev (split ``k`` drawn with seed ``seed + k``, so the
+    first is the single model's split); the test posts come from another (unlabelled) file.
+
+    ``count > 1`` (``cv.ensemble``) trains one model per split for an ensemble submission.
+    """
+    if count < 1:
+        raise UserError(f"cv.ensemble={count} must be at least 1", fix="e.g. cv.ensemble=3")
+    splits = []
+    for k in range(count):
+        train, dev = _train_dev(np.arange(len(matrix)), matrix, dev_fraction, seed + k)
+        splits.append(FoldSplit(k, tuple(train.tolist()), tuple(dev.tolist()), ()))
+    return splits

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from models.llm import ensure_model_available
+from common.model_availability import ensure_model_available
 
 
 class BertScoreScorer:

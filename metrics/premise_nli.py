@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from models.llm import ensure_model_available
+from common.model_availability import ensure_model_available
 
 EntailmentFn = Callable[[Sequence[str], Sequence[str]], list[float]]
 

@@ -105,6 +105,13 @@ class FallacyModule(L.LightningModule):
     def configure_callbacks(self):
         return [GradualUnfreezing()] if self.gradual_unfreezing else []
 
+    def tune_decisions(self, batches) -> dict | None:
+        """Fit the decision rule (thresholds, O biases) on labelled dev batches after training.
+
+        Returns what was tuned (for the fold's metrics), or ``None`` when the model uses a fixed rule.
+        """
+        return None
+
     # --- evaluation --------------------------------------------------------------------------------
     def validation_step(self, batch, batch_idx):
         self._evaluate(batch, "val")

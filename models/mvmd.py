@@ -14,18 +14,24 @@ On the synthetic sample (240 train / 60 dev posts, span-f, MiniLM, 8 epochs, sla
 while head_lr=1e-2 kept predicting spans (dev strict F1 0.13 after 2 epochs, loss 82): hence 1e-2.
 The encoder keeps the paper's 1e-4, so the pretrained weights move no more than in the paper; only the
 small decoders (47k parameters for span-f on a 384-wide encoder) learn faster.
-``o_bias`` (default 0) can start decoders biased towards O; it does not prevent the collapse (it
-starts there) but suppresses the flood of random spans of the first epoch.
+``o_bias`` takes a number or ``"tuned"``. A number (default 0) is an *initial* emission bias: it starts
+decoders biased towards O; it does not prevent the collapse (it starts there) but suppresses the flood of
+random spans of the first epoch, and training moves it like any weight. ``"tuned"`` is a *decision* rule:
+training starts unbiased, and afterwards each decoder gets the bias on its O score that maximises its strict
+span F1 on the fold's dev set (``tune_decisions``, ``models/decision_rules.py``), for decoders that under- or
+over-predict; decoders with fewer than ``min_dev_spans`` dev spans keep 0. The decision biases live in the
+``decision_o_bias`` buffer ``[D]`` (saved with the weights; all 0 unless tuned) and apply to every decode.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Callable, Sequence
 
 import torch
 
 from models.base import FallacyModule
 from models.bio import tags_to_spans
+from models.decision_rules import tune_o_bias, with_o_bias
 from models.encoder import ChunkedEncoder
 from models.heads import BIODecoders
 
@@ -40,7 +46,8 @@ class MVMD(FallacyModule):
     """Span model. ``labels``: the grain's label strings (sorted); ``num_views``: annotators.
 
     ``loss_weights``: one λ per decoder (default all 1). ``head_lr``: learning rate of the decoders
-    (``None``: the optimiser's). ``o_bias``: initial emission bias of ``O`` over ``B``/``I``.
+    (``None``: the optimiser's). ``o_bias``: initial emission bias of ``O`` over ``B``/``I``, or ``"tuned"``
+    for a per-decoder decision bias fitted on dev (module docstring).
     """
 
     unit_name = "spans"
@@ -49,7 +56,8 @@ class MVMD(FallacyModule):
                  labels: Sequence[str] = (), optimizer: Callable[..., torch.optim.Optimizer] | None = None,
                  scheduler: Callable[..., Any] | None = None, loss_weights: Sequence[float] | None = None,
                  discriminative_decay: float | None = None, gradual_unfreezing: bool = False,
-                 head_lr: float | None = 1e-2, o_bias: float = 0.0, val_metric=None):
+                 head_lr: float | None = 1e-2, o_bias: float | str = 0.0, val_metric=None,
+                 min_dev_spans: int = 3):
         super().__init__(encoder, optimizer, scheduler, discriminative_decay, gradual_unfreezing, head_lr, val_metric)
         labels = [str(label) for label in labels]
         if not labels:
@@ -58,15 +66,34 @@ class MVMD(FallacyModule):
         self.record_encoder_hparams()
         self.labels = labels
         self.num_views = num_views
-        self.decoders = BIODecoders(self.encoder.hidden_size, num_views * len(labels), loss_weights, o_bias)
+        self.tuned = o_bias == "tuned"
+        if isinstance(o_bias, str) and not self.tuned:
+            raise ValueError(f"o_bias must be a number (initial bias) or 'tuned', got {o_bias!r}")
+        self.min_dev_spans = min_dev_spans
+        num_decoders = num_views * len(labels)
+        self.decoders = BIODecoders(self.encoder.hidden_size, num_decoders, loss_weights,
+                                    0.0 if self.tuned else float(o_bias))
+        self.register_buffer("decision_o_bias", torch.zeros(num_decoders))
+        self._register_load_state_dict_pre_hook(self._keep_bias_of_older_exports)
+
+    def _keep_bias_of_older_exports(self, state_dict, prefix, *args, **kwargs) -> None:
+        """Models exported before tuned O biases existed have no buffer: they decoded without one."""
+        state_dict.setdefault(prefix + "decision_o_bias", torch.zeros_like(self.decision_o_bias))
 
     def emissions(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         subwords, _ = self.encoder(batch["input_ids"], batch["attention_mask"])
         return self.decoders.emissions(gather_words(subwords, batch["word_starts"]))
 
+    def decision_emissions(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """The emissions that decoding uses: the decoders' scores plus each one's decision O bias."""
+        return self.with_decision_bias(self.emissions(batch))
+
+    def with_decision_bias(self, emissions: torch.Tensor) -> torch.Tensor:
+        return with_o_bias(emissions, self.decision_o_bias) if self.tuned else emissions
+
     def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Decoded tags ``[B, D, W]``."""
-        return self.decoders.decode(self.emissions(batch), batch["word_mask"])
+        return self.decoders.decode(self.decision_emissions(batch), batch["word_mask"])
 
     def training_step(self, batch, batch_idx):
         loss = self.decoders.loss(self.emissions(batch), batch["tags"], batch["word_mask"])
@@ -81,7 +108,7 @@ class MVMD(FallacyModule):
         size = batch["input_ids"].shape[0]
         loss = self.decoders.loss(emissions, batch["tags"], mask)
         self.log(f"{split}/loss", loss, batch_size=size, sync_dist=True)
-        predicted = self.batch_spans(self.decoders.decode(emissions, mask), mask)
+        predicted = self.batch_spans(self.decoders.decode(self.with_decision_bias(emissions), mask), mask)
         gold = self.batch_spans(batch["tags"], mask)
         self.count_predictions(split, sum(len(v) for post in predicted for v in post),
                                sum(len(v) for post in gold for v in post))
@@ -98,3 +125,30 @@ class MVMD(FallacyModule):
         tags = self(batch)
         return {"post_index": batch["post_index"].cpu(), "tags": tags.cpu(),
                 "num_words": batch["word_mask"].sum(-1).cpu()}
+
+    @torch.no_grad()
+    def tune_decisions(self, batches: Iterable[Mapping[str, torch.Tensor]]) -> dict | None:
+        """With ``o_bias="tuned"``: fit each decoder's decision O bias on labelled dev batches."""
+        if not self.tuned:
+            return None
+        was_training = self.training
+        self.eval()
+        collected = []
+        for batch in batches:
+            batch = {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()}
+            collected.append((self.emissions(batch).float().cpu(), batch["tags"].cpu(), batch["word_mask"].cpu()))
+        self.train(was_training)
+        if not collected:
+            return None
+        crf = self.decoders.crf
+        if crf.transitions.device.type != "cpu":
+            from copy import deepcopy
+
+            crf = deepcopy(crf).cpu()
+        bias = tune_o_bias(crf, collected, self.min_dev_spans)
+        self.decision_o_bias.copy_(bias.to(self.decision_o_bias))
+        per_view = {}
+        for d, value in enumerate(bias.tolist()):
+            view, label = divmod(d, len(self.labels))
+            per_view.setdefault(f"a{view + 1}", {})[self.labels[label]] = round(value, 4)
+        return {"o_bias": per_view}

@@ -1,17 +1,21 @@
 """MVML: multi-view, multi-label post classification (post-c, post-f).
 
 One multi-label head per annotator view on the post's sentence vector (``models/heads.py``): sigmoid
-scores, binary cross-entropy, and a label is predicted when its probability reaches ``threshold``
-(τ = 0.7 in the paper).
+scores, binary cross-entropy, and a label is predicted when its probability reaches its threshold:
+``threshold`` (τ = 0.7 in the paper) for every label, or ``threshold="tuned"``: one threshold per view and
+label picked on the fold's dev set after training (``tune_decisions``, ``models/decision_rules.py``),
+τ = ``fallback_threshold`` where dev has fewer than ``min_dev_positives`` positives. The thresholds live
+in the ``thresholds`` buffer ``[V, C]``, so they are saved and loaded with the weights.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Callable, Sequence
 
 import torch
 
 from models.base import FallacyModule
+from models.decision_rules import tune_thresholds
 from models.encoder import ChunkedEncoder
 from models.heads import MultiLabelHead
 
@@ -23,21 +27,31 @@ class MVML(FallacyModule):
 
     def __init__(self, encoder: ChunkedEncoder | Mapping | None = None, num_views: int = 2,
                  labels: Sequence[str] = (), optimizer: Callable[..., torch.optim.Optimizer] | None = None,
-                 scheduler: Callable[..., Any] | None = None, threshold: float = 0.7,
+                 scheduler: Callable[..., Any] | None = None, threshold: float | str = 0.7,
                  discriminative_decay: float | None = None, gradual_unfreezing: bool = False,
-                 head_lr: float | None = None, val_metric=None):
+                 head_lr: float | None = None, val_metric=None, fallback_threshold: float = 0.7,
+                 min_dev_positives: int = 3):
         super().__init__(encoder, optimizer, scheduler, discriminative_decay, gradual_unfreezing, head_lr, val_metric)
         labels = [str(label) for label in labels]
         if not labels:
             raise ValueError("MVML needs the task's labels")
-        if not 0.0 < threshold < 1.0:
-            raise ValueError(f"threshold must lie strictly between 0 and 1, got {threshold}")
+        self.tuned = threshold == "tuned"
+        initial = fallback_threshold if self.tuned else threshold
+        if isinstance(initial, str) or not 0.0 < initial < 1.0:
+            raise ValueError(f"threshold must be 'tuned' or lie strictly between 0 and 1, got {threshold!r}")
         self.save_hyperparameters(ignore=["encoder", "optimizer", "scheduler", "val_metric"])
         self.record_encoder_hparams()
         self.labels = labels
         self.num_views = num_views
-        self.threshold = threshold
+        self.threshold = float(initial)
+        self.min_dev_positives = min_dev_positives
         self.head = MultiLabelHead(self.encoder.hidden_size, num_views, len(labels))
+        self.register_buffer("thresholds", torch.full((num_views, len(labels)), float(initial)))
+        self._register_load_state_dict_pre_hook(self._keep_thresholds_of_older_exports)
+
+    def _keep_thresholds_of_older_exports(self, state_dict, prefix, *args, **kwargs) -> None:
+        """Models exported before tuned thresholds existed have no buffer: they used the one τ."""
+        state_dict.setdefault(prefix + "thresholds", torch.full_like(self.thresholds, self.threshold))
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Logits ``[B, V, C]``."""
@@ -55,7 +69,7 @@ class MVML(FallacyModule):
         logits = self(batch)
         size = batch["input_ids"].shape[0]
         self.log(f"{split}/loss", self.head.loss(logits, batch["labels"]), batch_size=size, sync_dist=True)
-        predicted = self.label_sets(torch.sigmoid(logits) >= self.threshold)
+        predicted = self.label_sets(self.decide(torch.sigmoid(logits)))
         gold = self.label_sets(batch["labels"] > 0.5)
         self.count_predictions(split, sum(len(v) for post in predicted for v in post),
                                sum(len(v) for post in gold for v in post))
@@ -68,7 +82,31 @@ class MVML(FallacyModule):
         rows = chosen.cpu().tolist()
         return [[tuple(label for label, on in zip(self.labels, view) if on) for view in post] for post in rows]
 
+    def decide(self, probabilities: torch.Tensor) -> torch.Tensor:
+        """Booleans ``[B, V, C]``: each label's probability against its view's threshold for it."""
+        return probabilities >= self.thresholds.to(probabilities.dtype)
+
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
         probabilities = torch.sigmoid(self(batch))
         return {"post_index": batch["post_index"].cpu(), "probabilities": probabilities.cpu(),
-                "predicted": (probabilities >= self.threshold).cpu()}
+                "predicted": self.decide(probabilities).cpu()}
+
+    @torch.no_grad()
+    def tune_decisions(self, batches: Iterable[Mapping[str, torch.Tensor]]) -> dict | None:
+        """With ``threshold="tuned"``: fit the per-view, per-label thresholds on labelled dev batches."""
+        if not self.tuned:
+            return None
+        was_training = self.training
+        self.eval()
+        probabilities, targets = [], []
+        for batch in batches:
+            batch = {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()}
+            probabilities.append(torch.sigmoid(self(batch)).float().cpu())
+            targets.append(batch["labels"].float().cpu())
+        self.train(was_training)
+        if not probabilities:
+            return None
+        tuned = tune_thresholds(torch.cat(probabilities), torch.cat(targets), self.threshold, self.min_dev_positives)
+        self.thresholds.copy_(tuned.to(self.thresholds))
+        return {"thresholds": {f"a{v + 1}": {label: round(value, 4) for label, value in zip(self.labels, tuned[v].tolist())}
+                               for v in range(self.num_views)}}

@@ -8,7 +8,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from common.errors import UserError
-from common.resolvers import register_resolvers
+from train import register_config_resolvers
 from faina.evaluate import evaluate_files
 from faina.labels import LabelInventory
 from faina.records import SpanCorpus
@@ -21,7 +21,7 @@ TASKS = ["span-f", "span-c", "post-f", "post-c"]
 
 
 def compose_cfg(tmp_path, task: str, *extra: str):
-    register_resolvers()
+    register_config_resolvers()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return compose(config_name="train", overrides=[f"task={task}", "llm=tiny-llama", "mode=zero-shot",
                                                        f"paths.root_dir={tmp_path}", *extra])

@@ -53,8 +53,8 @@ def test_meteor_hand_cases():
 
 def test_unavailable_models_are_reported_not_scored(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from models import llm
-    llm.hub_reachable.cache_clear()
+    from common import model_availability
+    model_availability.hub_reachable.cache_clear()
     items = [([(HG, "one patient suffices")], [(HG, "a single patient is enough")])]
     config = PremiseMetricConfig(meteor=True, bertscore_model="no-such/bertscore-model",
                                  nli_model="no-such/nli-model", sbert_model="no-such/sbert")
@@ -62,7 +62,7 @@ def test_unavailable_models_are_reported_not_scored(monkeypatch):
     assert "meteor" in metrics and models["meteor"].startswith("nltk")
     assert {"bertscore", "nli_a", "nli_s"} <= set(unavailable) and not {"bertscore", "nli_a"} & set(metrics)
     assert "no-such/nli-model" in unavailable["nli_a"]
-    llm.hub_reachable.cache_clear()
+    model_availability.hub_reachable.cache_clear()
 
 
 def test_bertscore_with_packaged_minilm():

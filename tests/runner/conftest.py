@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from common.resolvers import register_resolvers
+from train import register_config_resolvers
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
@@ -44,7 +44,7 @@ def make_cfg(tmp_path, tiny_encoder, small_sample):
     """Compose conf/train.yaml like the command line would, on the small sample and the tiny encoder."""
 
     def _make(*overrides: str, sample: bool = True, tiny: bool = True):
-        register_resolvers()
+        register_config_resolvers()
         base = [f"paths.root_dir={tmp_path}", "callbacks=none", "logger=none", "loader.batch_size=8"]
         if tiny:
             base.append(f"encoder.name_or_path={tiny_encoder}")

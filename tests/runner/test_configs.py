@@ -5,14 +5,14 @@ import hydra
 import pytest
 from hydra import compose, initialize_config_dir
 
-from common.resolvers import register_resolvers
+from train import register_config_resolvers
 from tests_paths import CONF
 
 TASK_MODEL = {"post-c": "mvml", "post-f": "mvml", "span-c": "mvmd", "span-f": "mvmd"}
 
 
 def compose_train(*overrides: str):
-    register_resolvers()
+    register_config_resolvers()
     with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
         return compose(config_name="train", overrides=list(overrides))
 

@@ -1,0 +1,29 @@
+"""Fitting a model's decision rule on its fold's dev set, on the device the run predicts with.
+
+Models decide themselves what they tune (``FallacyModule.tune_decisions``: MVML thresholds, MVMD O biases;
+nothing with a fixed rule); this runner-side helper only moves the model to the prediction device
+(after ``fit`` Lightning hands the model back on the CPU) and hands it the dev batches.
+"""
+from __future__ import annotations
+
+import torch
+from omegaconf import DictConfig
+
+
+def prediction_device(cfg: DictConfig) -> torch.device:
+    accelerator = str(cfg.trainer.get("accelerator", "auto"))
+    if accelerator in {"gpu", "cuda", "auto"} and torch.cuda.is_available():
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def tune_on_dev(cfg: DictConfig, model, dev_batches) -> dict | None:
+    """What the model tuned on ``dev_batches`` (``None`` for a fixed rule); the model returns to its device."""
+    if getattr(model, "tuned", False) is not True:
+        return None
+    before = next(model.parameters()).device
+    model.to(prediction_device(cfg))
+    try:
+        return model.tune_decisions(dev_batches)
+    finally:
+        model.to(before)

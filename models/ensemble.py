@@ -1,0 +1,111 @@
+"""Ensembles of trained MVML / MVMD models that predict like one model.
+
+A cross-validated experiment leaves one model per fold; averaging them is the cheapest strong submission.
+Where the average is taken decides whether the result is still a valid prediction:
+
+- ``MVMLEnsemble`` averages the members' label *probabilities* and applies the threshold once
+  (the members' thresholds averaged: with fixed τ that is τ; tuned ones meet in the middle).
+- ``MVMDEnsemble`` averages each decoder's *emission scores* (each member's decision O bias included)
+  and decodes once with a CRF whose transition, start and end scores are the members' averages. Viterbi
+  over the constrained CRF can only produce valid BIO, which averaging decoded tags could not promise.
+
+Both return from ``predict_step`` exactly what a single model's ``predict_step`` returns, so code that
+predicts (``faina.predict``, taggers) never asks whether it holds one model or several.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import lightning as L
+import torch
+from torch import nn
+
+from models.crf import BatchedBIOCRF
+from models.mvmd import MVMD
+from models.mvml import MVML
+
+
+class _Ensemble(L.LightningModule):
+    member_type: type = nn.Module
+
+    def __init__(self, members: Sequence[nn.Module]):
+        super().__init__()
+        if not members:
+            raise ValueError("an ensemble needs at least one model")
+        wrong = [type(m).__name__ for m in members if not isinstance(m, self.member_type)]
+        if wrong:
+            raise ValueError(f"{type(self).__name__} combines {self.member_type.__name__} models, got {wrong}")
+        first = members[0]
+        for member in members[1:]:
+            if list(member.labels) != list(first.labels) or member.num_views != first.num_views:
+                raise ValueError("ensemble members must share labels and views")
+        self.members = nn.ModuleList(members)
+        self.labels = list(first.labels)
+        self.num_views = first.num_views
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+
+class MVMLEnsemble(_Ensemble):
+    """Average of MVML members' probabilities, thresholded once."""
+
+    member_type = MVML
+
+    def __init__(self, members: Sequence[MVML]):
+        super().__init__(members)
+        self.register_buffer("thresholds", torch.stack([m.thresholds for m in members]).mean(0))
+
+    def probabilities(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """Mean label probabilities ``[B, V, C]``."""
+        return torch.stack([torch.sigmoid(member(batch)) for member in self.members]).mean(0)
+
+    def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """Logits of the mean probabilities ``[B, V, C]`` (what a single MVML's forward returns)."""
+        return torch.logit(self.probabilities(batch), eps=1e-7)
+
+    def decide(self, probabilities: torch.Tensor) -> torch.Tensor:
+        return probabilities >= self.thresholds.to(probabilities.dtype)
+
+    def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
+        probabilities = self.probabilities(batch)
+        return {"post_index": batch["post_index"].cpu(), "probabilities": probabilities.cpu(),
+                "predicted": self.decide(probabilities).cpu()}
+
+
+class MVMDEnsemble(_Ensemble):
+    """Average of MVMD members' emissions, decoded once by a CRF with the members' mean scores."""
+
+    member_type = MVMD
+
+    def __init__(self, members: Sequence[MVMD]):
+        super().__init__(members)
+        crfs = [m.decoders.crf for m in members]
+        self.crf = BatchedBIOCRF(crfs[0].num_decoders)
+        with torch.no_grad():
+            for name in ("transitions", "start_scores", "end_scores"):
+                getattr(self.crf, name).copy_(torch.stack([getattr(c, name).detach() for c in crfs]).mean(0))
+        self.crf.requires_grad_(False)
+
+    def decision_emissions(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """Mean of the members' decision emissions ``[B, D, W, 3]``."""
+        return torch.stack([member.decision_emissions(batch) for member in self.members]).mean(0)
+
+    def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """Decoded tags ``[B, D, W]``."""
+        return self.crf.viterbi(self.decision_emissions(batch), batch["word_mask"])
+
+    def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
+        return {"post_index": batch["post_index"].cpu(), "tags": self(batch).cpu(),
+                "num_words": batch["word_mask"].sum(-1).cpu()}
+
+
+ENSEMBLE_OF = {MVML: MVMLEnsemble, MVMD: MVMDEnsemble}
+
+
+def ensemble(members: Sequence[nn.Module]) -> _Ensemble:
+    """The ensemble module for members of one model class (``MVML`` or ``MVMD``)."""
+    kinds = {type(m) for m in members}
+    if len(kinds) != 1 or next(iter(kinds)) not in ENSEMBLE_OF:
+        raise ValueError(f"cannot ensemble models of types {sorted(k.__name__ for k in kinds)}")
+    return ENSEMBLE_OF[next(iter(kinds))](members).eval()
