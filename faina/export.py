@@ -47,8 +47,8 @@ def push_to_hub(folder: Path, repo_id: str, private: bool = False) -> str:
         raise UserError(f"the Hugging Face hub refused the upload to {repo_id!r} ({reason})",
                         fix="log in with `huggingface-cli login` (or set HF_TOKEN) with write access to the repo; "
                             f"the exported folder is complete at {folder}") from None
-    except (OSError, ValueError) as err:  # no network, DNS, proxy, or no token at all
-        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    except Exception as err:  # noqa: BLE001 - the network boundary: no network, DNS, proxy, offline mode, no token
+        reason = f"{type(err).__name__}: " + (str(err).strip().splitlines() or [""])[0]
         raise UserError(f"cannot reach the Hugging Face hub to upload {repo_id!r} ({reason})",
                         fix=f"upload from a machine with network access; the exported folder is complete at {folder}") \
             from None

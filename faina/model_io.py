@@ -71,10 +71,10 @@ def load_exported(model_dir: str | Path):
     model folder written by ``python -m faina.export`` (``config.json``; see ``faina.model_folder``).
     """
     model_dir = Path(model_dir)
-    from faina.model_folder import is_model_folder, load_model_folder
+    from faina.model_folder import CONFIG_FILE, load_model_folder
 
-    if is_model_folder(model_dir):
-        return load_model_folder(model_dir)
+    if (model_dir / CONFIG_FILE).is_file() and not (model_dir / "model.json").is_file():
+        return load_model_folder(model_dir)  # checks that config.json is a Faina model's, with one message
     meta_path, weights = model_dir / "model.json", model_dir / "model.safetensors"
     for path in (meta_path, weights):
         if not path.is_file():
