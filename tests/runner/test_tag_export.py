@@ -16,7 +16,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from common.resolvers import register_resolvers
-from faina.export import export_fold, main as export_main
+from faina.export import export_fold
 from faina.predict import predict_file
 from faina.tag import main as tag_main
 from faina.tagger import FallacyTagger
@@ -163,10 +163,11 @@ def test_bad_inputs_and_folders_end_in_one_line(exported, tmp_path, capsys):
     assert "not an exported model folder" in result.stderr
 
 
-def test_push_to_hub_offline_is_one_clear_message(exported, tmp_path, capsys, monkeypatch):
+def test_push_to_hub_offline_is_one_clear_message(exported, monkeypatch):
+    from common.errors import UserError
+    from faina.export import push_to_hub
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(SystemExit) as exit_info:
-        export_main([str(exported["span_run"] / "fold0"), str(tmp_path / "out"), "--push-to-hub", "someone/model"])
-    assert exit_info.value.code == 2
-    assert "cannot reach the Hugging Face hub" in capsys.readouterr().err
-    assert (tmp_path / "out" / "model.safetensors").is_file()  # the folder is written before the upload
+    with pytest.raises(UserError, match="cannot reach the Hugging Face hub to upload 'someone/model'") as err:
+        push_to_hub(exported["folders"]["span"], "someone/model")
+    assert str(exported["folders"]["span"]) in err.value.fix  # the user learns the folder itself is complete
