@@ -56,7 +56,8 @@ def push_to_hub(folder: Path, repo_id: str, private: bool = False) -> str:
 
 
 def build_parser():
-    parser = command_parser("faina.export", __doc__.splitlines()[0])
+    parser = command_parser("faina.export", "Write a trained fold as a self-contained model folder (config.json, "
+                                            "model.safetensors, encoder config and tokenizer, labels, model card).")
     parser.add_argument("fold_dir", help="fold folder of a finished run (model.json + model.safetensors)")
     parser.add_argument("out_dir", help="folder to write (created; an earlier export there is overwritten)")
     parser.add_argument("--push-to-hub", metavar="REPO", default=None,
