@@ -93,7 +93,8 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
              f"- level: {level}, label grain: {meta['grain']}, {len(meta['labels'])} labels, "
              f"{meta['num_views']} annotator views ({', '.join(config['views'])}), each predicted separately "
              "(human label variation is kept, not averaged away)",
-             f"- decision rules: {json.dumps(config.get('thresholds', {}))}", "",
+             "- decision rules: " + (json.dumps(config["thresholds"]) if config.get("thresholds") else
+                                      "Viterbi decoding of each decoder's CRF (valid BIO transitions only)"), "",
              "## Training data", "",
              f"- dataset: `{data.get('name', 'unknown')}` (file `{Path(str(data.get('train_path', '?'))).name}`)"
              + (" — the synthetic sample shipped with the framework, NOT Faina: scores say nothing about real "
@@ -109,7 +110,7 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
              f"- optimiser: {str(optimizer.get('_target_', '?')).rsplit('.', 1)[-1]} lr {optimizer.get('lr', '?')}, "
              f"betas {optimizer.get('betas', '?')}, weight decay {optimizer.get('weight_decay', '?')}; schedule "
              f"{str(scheduler.get('_target_', 'none')).rsplit('.', 1)[-1]}",
-             f"- {trainer.get('max_epochs', '?')} epochs, batch size {cfg.get('loader', {}).get('batch_size', '?')}, "
+             f"- epochs: {trainer.get('max_epochs', '?')}, batch size {cfg.get('loader', {}).get('batch_size', '?')}, "
              f"seed {cfg.get('seed', '?')}, precision {trainer.get('precision', '?')}",
              f"- cross-validation: {cv.get('name', '?')}"
              + (f", {cv.get('num_folds')} folds" if cv.get("num_folds") else "")
