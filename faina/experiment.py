@@ -122,7 +122,6 @@ def log_fold_end(loggers: list, result: dict, prediction_file: Path) -> None:
 
 
 def run(cfg: DictConfig) -> dict[str, float]:
-    level = LEVELS[cfg.task.level]
     exp_dir = experiment_dir(cfg)
     official = cfg.cv.name == "official"
     if cfg.data.get("loader") is not None:  # data=hf: a datasets dataset instead of Faina files

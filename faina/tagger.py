@@ -8,7 +8,7 @@ exclusive end, like Python slices: ``text[start_char:end_char]`` is the span's t
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -50,7 +50,6 @@ class TaggedPost:
     tokens: tuple[Token, ...]
     spans: tuple[TaggedSpan, ...] = ()
     post_labels: dict[str, list[str]] | None = None
-    extra: dict = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict:
         """The JSON object of ``python -m faina.tag --json``."""
