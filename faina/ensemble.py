@@ -27,7 +27,10 @@ SHARED_META = ("task", "level", "grain", "labels", "num_views", "labels_inventor
 
 
 def is_model_dir(path: Path) -> bool:
-    return all((path / name).is_file() for name in MODEL_FILES)
+    """A fold folder (model.json + model.safetensors) or an exported model folder (config.json + weights)."""
+    if all((path / name).is_file() for name in MODEL_FILES):
+        return True
+    return (path / "config.json").is_file() and (path / "model.safetensors").is_file()
 
 
 def expected_folds(results_dir: Path) -> int | None:

@@ -133,16 +133,21 @@ def log_fold_end(loggers: list, result: dict, prediction_file: Path) -> None:
 
 
 def run(cfg: DictConfig) -> dict[str, float]:
-    level = LEVELS[cfg.task.level]
     exp_dir = experiment_dir(cfg)
     official = cfg.cv.name == "official"
     with exclusive_experiment(exp_dir):
-        data = load_task_data(cfg.data.train_path, cfg.data.test_path if official else None, cfg.task.level,
-                              cfg.task.grain, cfg.data.labels, cfg.data.repair, cfg.data.name)
+        if cfg.data.get("loader") is not None:  # data=hf: a datasets dataset instead of Faina files
+            loader = OmegaConf.to_container(cfg.data.loader, resolve=True)  # called directly: UserErrors stay clear
+            data = hydra.utils.get_method(loader.pop("_target_"))(
+                **loader, level=cfg.task.level, grain=cfg.task.grain,
+                test_split=cfg.data.get("test_split") if official else None)
+        else:
+            data = load_task_data(cfg.data.train_path, cfg.data.test_path if official else None, cfg.task.level,
+                                  cfg.task.grain, cfg.data.labels, cfg.data.repair, cfg.data.name)
         tokenizer = load_tokenizer(cfg.encoder.name_or_path,
                                    trust_remote_code=cfg.encoder.get("trust_remote_code", False))
-        features = level.encode(data.labelled, tokenizer, data.labels, data.num_views)
-        predict_features = level.encode(data.unlabelled, tokenizer, data.labels, data.num_views) if official else None
+        features = encode_features(cfg, data, data.labelled, tokenizer)
+        predict_features = encode_features(cfg, data, data.unlabelled, tokenizer) if official else None
         splits = make_splits(cfg, data)
         guard_same_experiment(cfg, exp_dir)
         results = run_folds(cfg, exp_dir, splits, lambda split: split.fold,
@@ -154,6 +159,17 @@ def run(cfg: DictConfig) -> dict[str, float]:
             path = write_ensemble_submission(exp_dir, data.unlabelled, cfg.loader.batch_size)
             print(f"ensemble of {len(results)} models, submission written: {path}")
         return report(cfg, exp_dir, results)
+
+
+def encode_features(cfg: DictConfig, data: TaskData, corpus, tokenizer) -> list[dict]:
+    """Model features of ``corpus``, read back from ``paths.feature_cache`` when an earlier run made them."""
+    from faina.hf import encode_cached
+
+    features, note = encode_cached(corpus, data.level, tokenizer, data.labels, data.num_views,
+                                   cfg.paths.get("feature_cache"))
+    how = "read from the cache" if note["cached"] else "tokenised"
+    print(f"features of {len(features)} posts {how} in {note['seconds']:.2f} s" + (f" ({note['file']})" if note["file"] else ""))
+    return features
 
 
 def report(cfg: DictConfig, exp_dir: Path, results: list[dict]) -> dict[str, float]:

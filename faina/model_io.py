@@ -65,13 +65,22 @@ def export_model(model, cfg: DictConfig, level: str, grain: str, labels, num_vie
 
 
 def load_exported(model_dir: str | Path):
-    """Rebuild an exported model for prediction: ``(model, meta)``."""
+    """Rebuild an exported model for prediction: ``(model, meta)``.
+
+    ``model_dir`` is a fold folder of a run (``model.json`` + ``model.safetensors``) or a self-contained
+    model folder written by ``python -m faina.export`` (``config.json``; see ``faina.model_folder``).
+    """
     model_dir = Path(model_dir)
+    from faina.model_folder import CONFIG_FILE, load_model_folder
+
+    if (model_dir / CONFIG_FILE).is_file() and not (model_dir / "model.json").is_file():
+        return load_model_folder(model_dir)  # checks that config.json is a Faina model's, with one message
     meta_path, weights = model_dir / "model.json", model_dir / "model.safetensors"
     for path in (meta_path, weights):
         if not path.is_file():
             raise UserError("not an exported model folder (missing file)", path=path,
-                            fix="point to a fold folder of a finished run, e.g. results/<name>/fold0")
+                            fix="point to a fold folder of a finished run, e.g. results/<name>/fold0, or to a "
+                                "folder written by python -m faina.export")
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
     inventory = LabelInventory.load(meta["labels_inventory"])
     model = build_model(OmegaConf.create(meta["model"]), OmegaConf.create(meta["encoder"]), meta["level"],

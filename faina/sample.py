@@ -30,6 +30,7 @@ from common.errors import UserError, exit_on_user_error
 from faina import sample_lexicon as lex
 from faina.conll import write_conll
 from faina.records import Post, Span, SpanCorpus
+from faina.tokenization import tokenize  # the one tokenisation rule (raw-text tagging uses it too)
 from faina.tsv import post_corpus_from_spans, write_post_tsv
 
 DEFAULT_POSTS = 300
@@ -50,7 +51,6 @@ RARE_KEEP_AT_LEAST = 2          # ... but keeps at least this many of each
 QUOTA_WEIGHTS = {**lex.FAINA_FREQUENCIES, "Loaded-language": 1600}
 RARE_LABELS = [label for label, count in lex.FAINA_FREQUENCIES.items() if count < 150]
 
-TOKEN_RE = re.compile(r"\[(?:USER|URL|EMAIL|PHONE)\]|#\w+|\w+'|\w+(?:[.,]\d+)*|[^\w\s]")
 SLOT_RE = re.compile(r"\{([A-Z]+)\}")
 NESTED_SLOTS = {"LL": "Loaded-language", "NC": "Name-calling-or-labelling"}
 NO_SPACE_BEFORE = {",", ".", "!", "?", ":", ";", ")", "%"}
@@ -59,11 +59,6 @@ NO_SPACE_BEFORE = {",", ".", "!", "?", ":", ";", ")", "%"}
 def default_sample_dir() -> Path:
     """The folder of the committed default sample (sample.conll, sample.tsv and unlabelled copies)."""
     return Path(__file__).resolve().parent / "sample_data"
-
-
-def tokenize(text: str) -> list[str]:
-    """Whitespace and punctuation split; placeholders, hashtags and elisions (``l'``) stay whole."""
-    return TOKEN_RE.findall(text)
 
 
 def detokenize(tokens: Sequence[str]) -> str:

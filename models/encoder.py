@@ -51,13 +51,21 @@ def special_wrapping(tokenizer) -> tuple[list[int], list[int]]:
                     fix="use an encoder whose tokenizer adds special tokens around a single sequence")
 
 
-def load_pretrained(name_or_path: str, trust_remote_code: bool = False):
-    """Tokenizer and ``AutoModel``, or one clear error naming the config key to change."""
-    from transformers import AutoModel, AutoTokenizer
+def load_pretrained(name_or_path: str, trust_remote_code: bool = False, weights: bool = True):
+    """Tokenizer and ``AutoModel``, or one clear error naming the config key to change.
+
+    ``weights=False`` builds the model from its ``config.json`` alone (random weights): an exported model
+    folder keeps only the encoder's config and tokenizer, its weights come with the whole model's.
+    """
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
-        model = AutoModel.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
+        if weights:
+            model = AutoModel.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
+        else:
+            config = AutoConfig.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
+            model = AutoModel.from_config(config, trust_remote_code=trust_remote_code)
     except (OSError, ValueError) as err:
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise UserError(
@@ -77,11 +85,11 @@ class ChunkedEncoder(nn.Module):
     """
 
     def __init__(self, name_or_path: str | None = None, max_length: int = 128, dropout: float = 0.2,
-                 trust_remote_code: bool = False, name: str | None = None):
+                 trust_remote_code: bool = False, name: str | None = None, pretrained_weights: bool = True):
         super().__init__()
         self.name = name  # a display name from the config (e.g. "alberto"); the path is what counts
         self.name_or_path = name_or_path or offline_encoder_path()
-        tokenizer, model = load_pretrained(self.name_or_path, trust_remote_code)
+        tokenizer, model = load_pretrained(self.name_or_path, trust_remote_code, weights=pretrained_weights)
         self.tokenizer = tokenizer
         # from_pretrained returns the model in eval mode; Lightning keeps whatever mode it finds, so a
         # model left in eval mode would fine-tune without its dropout.

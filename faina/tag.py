@@ -1,0 +1,97 @@
+"""``python -m faina.tag MODEL_DIR (--text "..." | --input posts.txt|posts.jsonl) [--json] [--html OUT.html]``.
+
+Tags raw posts with a trained model: an exported model folder (``python -m faina.export``) or a fold folder
+of a run. Posts are tokenised with Faina's rule (``faina/tokenization.py``). Inputs: ``--text`` (repeatable),
+a ``.txt`` file (one post per line; blank lines are not posts) or a ``.jsonl`` file (one JSON object per line
+with a ``"text"`` field, or a JSON string). Output: one block per post listing each span with its view, label,
+tokens and characters (0-based, end exclusive), or each view's labels for post models; ``--json`` prints one
+JSON object per post and line instead; ``--html`` also writes an offline page of the tagged posts.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from common.cli import command_parser
+from common.errors import UserError, exit_on_user_error
+from common.io import atomic_write_text
+from faina.tag_page import render_page
+from faina.tagger import FallacyTagger
+from faina.textfile import read_lines
+
+
+def read_posts(path: str | Path) -> list[str]:
+    """The posts of a ``.txt`` (one per non-blank line) or ``.jsonl`` file, with file:line errors."""
+    path = Path(path)
+    lines = read_lines(path)
+    if path.suffix.lower() == ".jsonl":
+        posts = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError as err:
+                raise UserError(f"not valid JSON ({err})", path=path, line=number,
+                                fix='write one object per line, e.g. {"text": "..."}') from None
+            text = value.get("text") if isinstance(value, dict) else value
+            if not isinstance(text, str):
+                raise UserError('a line without a "text" string', path=path, line=number,
+                                fix='write one object per line with the post in "text", e.g. {"text": "..."}')
+            if not text.strip():
+                raise UserError("empty post text", path=path, line=number, fix="remove the line or give it text")
+            posts.append(text)
+        return posts
+    if path.suffix.lower() != ".txt":
+        raise UserError(f"cannot tell the input kind from the extension {path.suffix!r}", path=path,
+                        fix="give a .txt file (one post per line) or a .jsonl file ({\"text\": ...} per line)")
+    return [line for line in lines if line.strip()]
+
+
+def format_post(number: int, post: dict, views: list[str]) -> str:
+    lines = [f"post {number}: {post['text']}"]
+    if "post_labels" in post:
+        lines += [f"  {view}  labels: {', '.join(post['post_labels'][view]) or '(none)'}" for view in views]
+        return "\n".join(lines)
+    if not post["spans"]:
+        lines.append("  no fallacy found")
+    for span in post["spans"]:
+        lines.append(f"  {span['view']}  {span['label']:<28} tokens {span['start_token']}-{span['end_token']}  "
+                     f"chars {span['start_char']}-{span['end_char']}  {span['text']!r}")
+    return "\n".join(lines)
+
+
+def build_parser():
+    parser = command_parser("faina.tag", "Tag raw posts with a trained Faina model: each span's view, label, tokens "
+                                         "and character offsets (or each view's labels, for post models).")
+    parser.add_argument("model_dir", help="exported model folder (faina.export) or a fold folder of a run")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--text", action="append", help="a post to tag (repeat for several posts)")
+    source.add_argument("--input", help="posts.txt (one post per line) or posts.jsonl ({\"text\": ...} per line)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per post and line")
+    parser.add_argument("--html", metavar="OUT.html", default=None, help="also write an offline HTML page")
+    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (None: cuda when available, else cpu)")
+    parser.add_argument("--batch-size", type=int, default=32, help="posts per forward pass")
+    return parser
+
+
+@exit_on_user_error
+def main(argv: list[str] | None = None) -> list[dict]:
+    args = build_parser().parse_args(argv)
+    texts = args.text if args.text is not None else read_posts(args.input)
+    if not texts:
+        raise UserError("no posts to tag", path=args.input, fix="give at least one non-blank line")
+    tagger = FallacyTagger.load(args.model_dir, device=args.device, batch_size=args.batch_size)
+    posts = [post.to_dict() for post in tagger(texts)]
+    for number, post in enumerate(posts, 1):
+        print(json.dumps(post, ensure_ascii=False) if args.json else format_post(number, post, tagger.views))
+    if args.html:
+        title = f"{tagger.meta['task']} · {Path(args.model_dir).name}"
+        path = atomic_write_text(args.html, render_page(posts, tagger.views, title))
+        if not args.json:
+            print(f"page written: {path}")
+    return posts
+
+
+if __name__ == "__main__":
+    main()
