@@ -16,7 +16,13 @@ def _offline_encoder() -> str:
     return str(offline_encoder_path())
 
 
+def _targets_suffix(targets: str) -> str:
+    """``""`` for the paper's per-view targets, ``"-union"`` etc. otherwise (so each target has its folder)."""
+    return "" if targets in (None, "views") else f"-{targets}"
+
+
 def register_resolvers() -> None:
-    for name, fn in {"sample_data": _sample_data, "offline_encoder": _offline_encoder}.items():
+    for name, fn in {"sample_data": _sample_data, "offline_encoder": _offline_encoder,
+                     "targets_suffix": _targets_suffix}.items():
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, fn)
