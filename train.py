@@ -28,9 +28,14 @@ def _offline_encoder() -> str:
     return offline_encoder_path()
 
 
+def _targets_suffix(targets: str | None) -> str:
+    """``""`` for the paper's per-view targets, ``"-union"`` etc. otherwise (so each target has its folder)."""
+    return "" if targets in (None, "views") else f"-{targets}"
+
+
 def config_resolvers() -> dict[str, Callable[..., str]]:
     """The resolvers ``conf/`` uses that know the project's data and models (``common/`` only registers)."""
-    return {"sample_data": _sample_data, "offline_encoder": _offline_encoder}
+    return {"sample_data": _sample_data, "offline_encoder": _offline_encoder, "targets_suffix": _targets_suffix}
 
 
 def register_config_resolvers() -> None:

@@ -11,6 +11,7 @@ of a view merged), which is how the coarse gold of the paper was built. ``-O`` s
 column of the prediction file against every gold view (the official ``--one_pred``); extra prediction
 columns are ignored. The figures are those of ``metrics.faina_span`` / ``metrics.faina_post``, the same
 Metrics training uses; the table shows percentages with two decimals, ``--json`` prints fractions only.
+``--exact`` (span tasks) adds seqeval's exact-match P/R/F1 (``metrics.faina_exact``) under the key ``exact``.
 """
 from __future__ import annotations
 
@@ -97,8 +98,9 @@ def _check_views(gold_views: int, pred_views: int, pred_path: str, one_pred: boo
 
 # --- scoring -------------------------------------------------------------------------------------
 def score_spans(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: LabelInventory, *,
-                one_pred: bool = False, per_label: bool = False) -> dict[str, Any]:
-    """Strict (and, for fine labels, soft) span scores of two aligned corpora of the task's grain."""
+                one_pred: bool = False, per_label: bool = False, exact: bool = False) -> dict[str, Any]:
+    """Strict (and, for fine labels, soft; with ``exact``, seqeval exact-match) span scores of two aligned
+    corpora of the task's grain."""
     from metrics.faina_span import SpanOverlapScore
 
     golds = [post.spans for post in gold.posts]
@@ -115,6 +117,13 @@ def score_spans(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: Label
         counts = metric.counts()
         if per_label:
             per_label_result[mode] = metric.compute_per_label()
+    if exact:
+        from metrics.faina_exact import exact_span_scores
+
+        found = exact_span_scores(preds, golds, inventory.labels_of(grain), gold.num_views, per_label=per_label)
+        result["exact"] = found["scores"]
+        if per_label:
+            per_label_result["exact"] = found["per_label"]
     if per_label:
         result["per_label"] = per_label_result
     return {"scores": result, "counts": counts}
@@ -136,27 +145,32 @@ def score_posts(grain: str, gold: PostCorpus, pred: PostCorpus, inventory: Label
 
 
 def _evaluate(task: str, gold: str | Path, pred: str | Path, one_pred: bool, per_label: bool,
-              inventory: LabelInventory | None) -> dict[str, Any]:
+              inventory: LabelInventory | None, exact: bool = False) -> dict[str, Any]:
     level, grain = parse_task(task)
+    if exact and level != "span":
+        raise UserError(f"--exact (exact span match) applies to span tasks, not {task!r}",
+                        fix="drop --exact, or score span files with -T span-fine / span-coarse")
     inventory = inventory or LabelInventory.load()
     if level == "span":
         gold_c, pred_c = prepare_span_corpora(grain, read_conll(gold, inventory), read_conll(pred, inventory),
                                               inventory, one_pred)
-        return score_spans(grain, gold_c, pred_c, inventory, one_pred=one_pred, per_label=per_label)
+        return score_spans(grain, gold_c, pred_c, inventory, one_pred=one_pred, per_label=per_label, exact=exact)
     gold_r, pred_r = prepare_post_corpora(grain, read_post_tsv(gold, inventory), read_post_tsv(pred, inventory),
                                           inventory, one_pred)
     return score_posts(grain, gold_r, pred_r, inventory, one_pred=one_pred, per_label=per_label)
 
 
 def evaluate_files(task: str, gold: str | Path, pred: str | Path, one_pred: bool = False,
-                   per_label: bool = False, inventory: LabelInventory | None = None) -> dict[str, Any]:
+                   per_label: bool = False, inventory: LabelInventory | None = None,
+                   exact: bool = False) -> dict[str, Any]:
     """The scores ``--json`` prints: ``{"strict": {"a1": {...}, ..., "avg": {...}}, "soft": {...}}``.
 
     Values are fractions. ``"soft"`` exists for span-fine only (the official scorers compute it only
-    there); ``"per_label"`` (``{mode: {view: {label: {...}}}}``) only when ``per_label`` is set.
+    there); ``"exact"`` (seqeval exact match, same layout) only when ``exact`` is set (span tasks);
+    ``"per_label"`` (``{mode: {view: {label: {...}}}}``) only when ``per_label`` is set.
     Bad files raise ``UserError``; zero denominators give 0 and a ``ZeroDenominatorWarning``.
     """
-    return _evaluate(task, gold, pred, one_pred, per_label, inventory)["scores"]
+    return _evaluate(task, gold, pred, one_pred, per_label, inventory, exact)["scores"]
 
 
 # --- output --------------------------------------------------------------------------------------
@@ -174,7 +188,7 @@ def format_table(task: str, gold: str, pred: str, outcome: dict[str, Any], one_p
              + ("  (one prediction scored against every view)" if one_pred else ""),
              f"- Predicted {unit}: " + "; ".join(f"{v}: {n}" for v, n in zip(views, counts["predicted"])),
              f"- Gold {unit}: " + "; ".join(f"{v}: {n}" for v, n in zip(views, counts["gold"])), "=" * 60]
-    for mode in ("strict", "soft"):
+    for mode in ("strict", "soft", "exact"):
         if mode not in scores:
             continue
         lines += [f"[{mode} evaluation]", f"{'':8}{'prec':>8}{'rec':>8}{'f1':>8}"]
@@ -202,6 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="score the first prediction column against every gold view")
     parser.add_argument("--json", action="store_true", help="print only the scores as JSON (fractions)")
     parser.add_argument("--per-label", action="store_true", help="add a per-label breakdown")
+    parser.add_argument("--exact", action="store_true",
+                        help="span tasks: add seqeval exact-match P/R/F1 (key `exact`, same layout as `strict`)")
     parser.add_argument("--labels", default="faina", help="label inventory YAML (default: faina)")
     return parser
 
@@ -217,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = _show_warning
-        outcome = _evaluate(args.task, args.gold, args.pred, args.one_pred, args.per_label, inventory)
+        outcome = _evaluate(args.task, args.gold, args.pred, args.one_pred, args.per_label, inventory, args.exact)
     if args.json:
         print(json.dumps(outcome["scores"], indent=2, ensure_ascii=False))
     else:

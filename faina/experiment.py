@@ -39,7 +39,8 @@ def experiment_dir(cfg: DictConfig) -> Path:
 
 
 def make_splits(cfg: DictConfig, data: TaskData) -> list[FoldSplit]:
-    union = [sorted({label for view in post for label in view}) for post in data.label_sets()]
+    # folds come from every annotator view, so all data.targets of one dataset share the same folds
+    union = [sorted({label for view in post for label in view}) for post in data.label_sets(data.gold_corpus)]
     matrix = label_matrix(union, data.labels)
     if cfg.cv.name == "official":
         if data.unlabelled is None:
@@ -81,13 +82,15 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
         result["tuned_on_dev"] = tuned
     export_model(model, fcfg, data.level, data.grain, data.labels, data.num_views, fold_dir)
     if predict_features is None:
-        gold = subset(data.labelled, split.test)
+        gold = subset(data.gold_corpus, split.test)  # every annotator view, whatever data.targets
         predicted = level.records(data.labelled, split.test, outputs, data.labels, data.num_views)
         gold_path = level.write(gold, fold_dir / f"gold.{level.file_ext}")
         pred_path = level.write(predicted, fold_dir / f"predictions.{level.file_ext}")
         from faina.evaluate import evaluate_files
 
-        scores = evaluate_files(cfg.task.eval_task, gold_path, pred_path, per_label=True, inventory=data.inventory)
+        # an aggregated model (data.targets) predicts one view, scored against every gold view (-O)
+        scores = evaluate_files(cfg.task.eval_task, gold_path, pred_path, per_label=True, inventory=data.inventory,
+                                one_pred=data.num_views != gold.num_views, exact=data.level == "span")
         result["per_label"] = scores.pop("per_label", {})
         result["test"] = scores
         result["test_posts"] = len(split.test)
@@ -143,7 +146,8 @@ def run(cfg: DictConfig) -> dict[str, float]:
                 test_split=cfg.data.get("test_split") if official else None)
         else:
             data = load_task_data(cfg.data.train_path, cfg.data.test_path if official else None, cfg.task.level,
-                                  cfg.task.grain, cfg.data.labels, cfg.data.repair, cfg.data.name)
+                                  cfg.task.grain, cfg.data.labels, cfg.data.repair, cfg.data.name,
+                                  targets=cfg.data.get("targets", "views"))
         tokenizer = load_tokenizer(cfg.encoder.name_or_path,
                                    trust_remote_code=cfg.encoder.get("trust_remote_code", False))
         features = encode_features(cfg, data, data.labelled, tokenizer)

@@ -2,7 +2,8 @@
 
 This is the single place that turns files into what a task trains on: it reads the level's file (CoNLL for
 span tasks, TSV for post tasks), derives coarse labels through the taxonomy when a coarse task is given a
-fine-labelled file, and lists the label inventory of the grain in decoder order.
+fine-labelled file, aggregates the annotator views when ``data.targets`` asks for it (``faina.targets``), and
+lists the label inventory of the grain in decoder order.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from faina.conll import read_conll
 from faina.derive import coarse_corpus, coarse_rows
 from faina.labels import LabelInventory
 from faina.records import PostCorpus, SpanCorpus
+from faina.targets import aggregate_corpus
 from faina.tsv import read_post_tsv
 
 
@@ -23,12 +25,19 @@ class TaskData:
     grain: str                      # "fine" or "coarse"
     labels: tuple[str, ...]         # label strings of the grain, sorted (decoder / head order)
     inventory: LabelInventory
-    labelled: SpanCorpus | PostCorpus
+    labelled: SpanCorpus | PostCorpus          # what the model trains on (one view when targets aggregate)
     unlabelled: SpanCorpus | PostCorpus | None
+    gold: SpanCorpus | PostCorpus | None = None  # every annotator view, for scoring (None: ``labelled``)
+    targets: str = "views"
 
     @property
     def num_views(self) -> int:
         return self.labelled.num_views
+
+    @property
+    def gold_corpus(self) -> SpanCorpus | PostCorpus:
+        """The posts with all their annotator views: fold splits and scores use it whatever the targets."""
+        return self.gold if self.gold is not None else self.labelled
 
     def label_sets(self, corpus: SpanCorpus | PostCorpus | None = None) -> list[list[tuple[str, ...]]]:
         """Per post, per view, the post-level labels (used for stratification and MVML targets)."""
@@ -62,7 +71,7 @@ def _only_fine(corpus, inventory: LabelInventory):
 
 
 def load_task_data(train_path: str, test_path: str | None, level: str, grain: str, labels: str = "faina",
-                   repair: bool = False, data_name: str = "data") -> TaskData:
+                   repair: bool = False, data_name: str = "data", targets: str = "views") -> TaskData:
     inventory = LabelInventory.load(labels)
     if not Path(train_path).is_file():
         raise _missing_data(train_path, data_name)
@@ -77,7 +86,9 @@ def load_task_data(train_path: str, test_path: str | None, level: str, grain: st
         unlabelled = read_level(test_path, level, grain, inventory, repair)
         if unlabelled.num_views != labelled.num_views and isinstance(unlabelled, PostCorpus):
             pass  # a TSV test file may carry any number of (empty) label columns
-    return TaskData(level, grain, inventory.labels_of(grain), inventory, labelled, unlabelled)
+    training = aggregate_corpus(labelled, targets)
+    return TaskData(level, grain, inventory.labels_of(grain), inventory, training, unlabelled,
+                    gold=labelled if training is not labelled else None, targets=targets)
 
 
 def _missing_data(path: str, data_name: str) -> UserError:

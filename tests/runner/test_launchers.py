@@ -11,7 +11,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from common.resolvers import register_resolvers
+from train import register_config_resolvers
 from tests_paths import CONF, REPO
 
 LAUNCHERS = {
@@ -24,7 +24,7 @@ TRAINERS = ["default", "gpu", "ddp", "fsdp"]
 
 
 def compose_with_hydra(*overrides: str):
-    register_resolvers()
+    register_config_resolvers()
     with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
         return compose(config_name="train", overrides=list(overrides), return_hydra_config=True)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from common.resolvers import register_resolvers
+from train import register_config_resolvers
 from faina.export import export_fold
 from faina.predict import predict_file
 from faina.tag import main as tag_main
@@ -29,7 +29,7 @@ POSTS = ["Studio americano: la mutazione è pericolosa... l'Italia agli italiani
 def _train(root: Path, encoder: Path, sample: Path, task: str, *overrides: str) -> Path:
     from train import run
 
-    register_resolvers()
+    register_config_resolvers()
     ext = "conll" if task.startswith("span") else "tsv"
     with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
         cfg = compose(config_name="train", overrides=[
