@@ -69,17 +69,15 @@ class ZeroShotSettings:
 
 
 def generate_answers(llm: dict, prompts: Sequence[str], settings: ZeroShotSettings) -> list[str]:
-    """Load the configured causal LM and generate one answer per prompt (greedy, seeded, batched)."""
-    from models.generation import GenerationSettings, generate
-    from models.llm import CausalLMSpec, load_causal_lm
+    """Load the configured causal LM (``llm.backend``) and generate one answer per prompt (greedy, seeded,
+    batched by length; answers in prompt order)."""
+    from models.backends import build_backend
+    from models.generation import GenerationSettings
 
-    spec_fields = {f.name for f in dataclasses.fields(CausalLMSpec)}
-    spec = CausalLMSpec(**{k: v for k, v in llm.items() if k in spec_fields and k != "seed"}, seed=settings.seed)
-    model, tokenizer = load_causal_lm(spec)
     generation = GenerationSettings(max_new_tokens=settings.max_new_tokens, batch_size=settings.batch_size,
                                     num_beams=1, seed=settings.seed, use_chat_template=settings.use_chat_template,
                                     system_prompt=settings.system_prompt)
-    return generate(model, tokenizer, prompts, generation)
+    return build_backend(llm, seed=settings.seed).generate(prompts, generation)
 
 
 def first_posts(corpus: SpanCorpus | PostCorpus, limit: int | None) -> SpanCorpus | PostCorpus:
