@@ -76,6 +76,11 @@ def convert_gguf(gguf_path: Path, destination: Path) -> None:
 
     folder, name = str(gguf_path.parent), gguf_path.name
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, trust_remote_code=False)
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is not None:
+        # the weights are already de-quantised to plain tensors; transformers keeps a GGUF "quantizer" only as
+        # a marker, and refuses to save a model that has one
+        quantizer.remove_quantization_config(model)
     model.save_pretrained(str(destination), safe_serialization=True)
     AutoTokenizer.from_pretrained(folder, gguf_file=name, trust_remote_code=False).save_pretrained(str(destination))
 
