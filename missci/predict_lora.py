@@ -35,7 +35,7 @@ from missci.predictions import FallacyPrediction, RankedPremise, read_prediction
 from missci.prompts import PromptOptions, classification_prompt, reconstruction_prompt
 from missci.sft_data import SftExample, classification_examples, reconstruction_examples
 from models.backends import BACKENDS, Decoding, GenerationBackend, TransformersBackend, build_backend
-from models.generation import DEFAULT_BATCH_SIZE
+from models.generation import DEFAULT_CANDIDATE_BATCH_SIZE
 
 log = logging.getLogger(__name__)
 BUNDLE_FILE = "missci_lora.json"
@@ -49,7 +49,7 @@ class CandidateSettings:
     max_new_tokens: int = 96
     temperature: float = 0.7
     top_p: float = 0.95
-    batch_size: int = DEFAULT_BATCH_SIZE
+    batch_size: int = DEFAULT_CANDIDATE_BATCH_SIZE
     seed: int = 1
 
 
@@ -222,7 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="generation engine (default: the trained llm config's, else transformers); "
                              "vllm needs a CUDA GPU and pip install '.[vllm]'")
     parser.add_argument("--batch-size", type=int, default=None,
-                        help=f"prompts per generation batch of the transformers backend (default: {DEFAULT_BATCH_SIZE})")
+                        help="prompts per generation batch of the transformers backend "
+                             f"(default: {DEFAULT_CANDIDATE_BATCH_SIZE})")
     parser.add_argument("--evaluate", action="store_true", help="score the predictions and print the metrics")
     add_data_options(parser)
     add_premise_options(parser)
@@ -244,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
                     "not held-out scores (use the adapter of the fold that held them out).", len(seen),
                     len(arguments))
     # bundles written before batching existed say batch_size 1: the current default serves them faster
-    settings = CandidateSettings(**{**bundle["candidates"], "batch_size": DEFAULT_BATCH_SIZE})
+    settings = CandidateSettings(**{**bundle["candidates"], "batch_size": DEFAULT_CANDIDATE_BATCH_SIZE})
     overrides = {"num_candidates": args.num_candidates, "strategy": args.strategy,
                  "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size}
     settings = dataclasses.replace(settings, **{k: v for k, v in overrides.items() if v is not None})

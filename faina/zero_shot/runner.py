@@ -43,7 +43,7 @@ class ZeroShotSettings:
     labels: str = "definitions"          # names | definitions | macro (faina.zero_shot.prompts.LABEL_LISTS)
     definitions: str = "faina"           # YAML of label definitions/aliases (faina/fallacy_definitions.yaml)
     max_new_tokens: int = 256
-    batch_size: int = 4
+    batch_size: int = 16                 # posts per generate call (length-sorted, padded left)
     limit: int | None = None             # only the first N posts (quick runs); null: all
     seed: int = 1
     out_of_range: str = "clip"           # token indices outside the post: clip | reject
