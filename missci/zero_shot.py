@@ -55,8 +55,8 @@ def reconstruct(backend: GenerationBackend, arguments: list[Argument], options: 
     return predictions
 
 
-def reclassify_own_premises(backend: GenerationBackend, pairs, predictions: list[FallacyPrediction], options: PromptOptions,
-                            settings: GenerationSettings) -> None:
+def reclassify_own_premises(backend: GenerationBackend, pairs, predictions: list[FallacyPrediction],
+                            options: PromptOptions, settings: GenerationSettings) -> None:
     """Consistency check: the model classifies its own top-1 premise; stored as ``reclassified``."""
     prompts = [classification_prompt(a, f, pred.predictions[0].premise, options)
                for (a, f), pred in zip(pairs, predictions)]
