@@ -80,6 +80,7 @@ def phase_generate(args) -> dict:
         differ = [i for i, (a, b) in enumerate(zip(reference, answers)) if a != b]
         rows.append({"batch_size": batch_size, "seconds": seconds, "tokens": tokens, "tokens_per_s": tokens / seconds,
                      "differ_from_first": differ})
+        print(f"batch size {batch_size}: {tokens} tokens in {seconds:.1f} s", file=sys.stderr, flush=True)
     return {"prompts": len(prompts), "prompt_tokens_mean": sum(prompt_tokens) / len(prompt_tokens),
             "max_new_tokens": args.max_new_tokens, "threads": torch.get_num_threads(), "rows": rows,
             "answers": reference}
@@ -89,10 +90,10 @@ PHASES = {"load": phase_load, "generate": phase_generate}
 
 
 def child(argv: list[str], phase: str, env: dict[str, str]) -> dict:
-    done = subprocess.run([sys.executable, __file__, *argv, "--phase", phase], capture_output=True, text=True,
+    # stderr passes through: progress of the long phases, and the traceback of a failed one
+    done = subprocess.run([sys.executable, __file__, *argv, "--phase", phase], stdout=subprocess.PIPE, text=True,
                           env={**os.environ, **env})
     if done.returncode != 0:
-        sys.stderr.write(done.stderr[-3000:])
         raise SystemExit(done.returncode)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
