@@ -6,7 +6,6 @@ raw output) and ``metrics-classify-<split>.json``; returns accuracy and macro-F1
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -17,15 +16,14 @@ from missci.data import load_split
 from missci.parser import parse_output
 from missci.prompts import PromptOptions, classification_prompt
 from missci.zero_shot import common_arguments, select
-from models.generation import GenerationSettings, generate
-from models.llm import CausalLMSpec, load_causal_lm
+from models.backends import GenerationBackend, build_backend
+from models.generation import GenerationSettings
 
 
-def classify_gold_premises(model, tokenizer, arguments, options: PromptOptions, settings: GenerationSettings
-                           ) -> list[dict[str, Any]]:
+def classify_gold_premises(backend: GenerationBackend, arguments, options: PromptOptions,
+                           settings: GenerationSettings) -> list[dict[str, Any]]:
     rows = [(a, f, alt) for a in arguments for f in a.fallacies for alt in f.interchangeable]
-    outputs = generate(model, tokenizer, [classification_prompt(a, f, alt.premise, options) for a, f, alt in rows],
-                       settings)
+    outputs = backend.generate([classification_prompt(a, f, alt.premise, options) for a, f, alt in rows], settings)
     return [{"id": alt.id, "fallacy_id": f.id, "gold": alt.fallacy_class,
              "predicted": parse_output(text).classes[0], "raw_output": text}
             for (a, f, alt), text in zip(rows, outputs)]
@@ -38,9 +36,7 @@ def run_classification(*, llm: dict[str, Any], split: str = "dev", data_dir: str
     arguments = select(load_split(split, data_dir), max_arguments, max_fallacies)
     options = PromptOptions(**(prompt or {}))
     settings = GenerationSettings(**(generation or {}))
-    spec_fields = {f.name for f in dataclasses.fields(CausalLMSpec)}
-    model, tokenizer = load_causal_lm(CausalLMSpec(**{k: v for k, v in llm.items() if k in spec_fields}))
-    rows = classify_gold_premises(model, tokenizer, arguments, options, settings)
+    rows = classify_gold_premises(build_backend(llm), arguments, options, settings)
     output_dir = Path(output_dir)
     atomic_write_text(output_dir / f"classify-{split}.jsonl",
                       "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))

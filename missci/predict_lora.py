@@ -35,7 +35,8 @@ from missci.parser import parse_output
 from missci.predictions import FallacyPrediction, RankedPremise, read_predictions, write_predictions
 from missci.prompts import PromptOptions, classification_prompt, reconstruction_prompt
 from missci.sft_data import SftExample, classification_examples, reconstruction_examples
-from models.generation import render_prompt
+from models.backends import BACKENDS, Decoding, GenerationBackend, TransformersBackend, build_backend
+from models.generation import DEFAULT_CANDIDATE_BATCH_SIZE
 
 log = logging.getLogger(__name__)
 BUNDLE_FILE = "missci_lora.json"
@@ -49,7 +50,7 @@ class CandidateSettings:
     max_new_tokens: int = 96
     temperature: float = 0.7
     top_p: float = 0.95
-    batch_size: int = 1
+    batch_size: int = DEFAULT_CANDIDATE_BATCH_SIZE
     seed: int = 1
 
 
@@ -59,39 +60,29 @@ class ChatSettings:
     system_prompt: str | None = None
 
 
-def _decoding_kwargs(settings: CandidateSettings, k: int) -> dict[str, Any]:
+def candidate_decoding(settings: CandidateSettings, k: int) -> Decoding:
+    """The backend-neutral decoding of ``k`` ranked candidates under ``settings.strategy``."""
+    common = {"max_new_tokens": settings.max_new_tokens, "k": k, "seed": settings.seed,
+              "batch_size": settings.batch_size}
     strategies = {
-        "beam": {"do_sample": False, "num_beams": k},
-        "sample": {"do_sample": True, "num_beams": 1, "temperature": settings.temperature, "top_p": settings.top_p},
+        "beam": lambda: Decoding(beams=k, **common),
+        "sample": lambda: Decoding(sample=True, temperature=settings.temperature, top_p=settings.top_p, **common),
     }
     if settings.strategy not in strategies:
         raise UserError(f"unknown candidate strategy {settings.strategy!r}.",
                         fix=f"set lora.candidates.strategy to one of {', '.join(strategies)}.")
-    return {**strategies[settings.strategy], "num_return_sequences": k}
+    return strategies[settings.strategy]()
 
 
 def generate_candidates(model, tokenizer, prompts: Sequence[str], settings: CandidateSettings,
                         chat: ChatSettings = ChatSettings(), k: int | None = None) -> list[list[str]]:
-    """For each task prompt, ``k`` generated continuations in rank order (best first)."""
-    import torch
+    """For each task prompt, ``k`` generated continuations in rank order (best first), in input order.
 
-    k = k or settings.num_candidates
-    decoding = _decoding_kwargs(settings, k)
-    torch.manual_seed(settings.seed)
-    has_template = chat.use_chat_template and bool(getattr(tokenizer, "chat_template", None))
-    texts = [render_prompt(tokenizer, p, chat.use_chat_template, chat.system_prompt) for p in prompts]
-    device = next(model.parameters()).device
-    results: list[list[str]] = []
-    for start in range(0, len(texts), settings.batch_size):
-        encoded = tokenizer(texts[start:start + settings.batch_size], return_tensors="pt", padding=True,
-                            add_special_tokens=not has_template)
-        encoded = {key: encoded[key].to(device) for key in ("input_ids", "attention_mask")}
-        with torch.no_grad():
-            generated = model.generate(**encoded, max_new_tokens=settings.max_new_tokens,
-                                       pad_token_id=tokenizer.pad_token_id, **decoding)
-        decoded = tokenizer.batch_decode(generated[:, encoded["input_ids"].shape[1]:], skip_special_tokens=True)
-        results.extend(decoded[i:i + k] for i in range(0, len(decoded), k))
-    return results
+    ``model`` is a loaded (peft) causal LM, run by the transformers backend in length-sorted batches of
+    ``settings.batch_size`` prompts, or any ``GenerationBackend`` (e.g. vLLM; ``tokenizer`` is then unused)."""
+    backend = model if isinstance(model, GenerationBackend) else TransformersBackend(model, tokenizer)
+    return backend.complete_prompts(prompts, candidate_decoding(settings, k or settings.num_candidates),
+                                    chat.use_chat_template, chat.system_prompt)
 
 
 def ranked_pairs(texts: Sequence[str]) -> tuple[list[tuple[str, str]], int]:
@@ -201,22 +192,18 @@ def read_bundle(directory: str | Path) -> dict:
                         fix="re-run the fine-tuning fold that wrote it.") from None
 
 
-def load_tuned_model(directory: str | Path, merge: bool = False, device: str | None = None):
-    """``(model, tokenizer, bundle)``: the bundle's base model with the adapter attached (or merged)."""
-    from models.llm import CausalLMSpec, load_causal_lm
-    from models.lora_lm import load_adapter, merge_adapter
-
+def load_tuned_backend(directory: str | Path, merge: bool = False, device: str | None = None,
+                       backend: str | None = None) -> tuple[GenerationBackend, dict]:
+    """``(backend, bundle)``: the bundle's base model with the adapter attached (or merged), served by the
+    bundle's ``llm.backend`` or the named one of ``BACKENDS``."""
     bundle = read_bundle(directory)
-    fields = {f.name for f in dataclasses.fields(CausalLMSpec)}
-    spec = CausalLMSpec(**{k: v for k, v in bundle["llm"].items() if k in fields})
-    if device:
-        spec.device = device
-    base, tokenizer = load_causal_lm(spec)
-    model = load_adapter(base, directory)
+    llm = dict(bundle["llm"])
+    if backend is not None:
+        llm["backend"] = BACKENDS[backend]
+    engine = build_backend(llm, adapter=str(directory), **({"device": device} if device else {}))
     if merge:
-        model = merge_adapter(model)
-    model.eval()
-    return model, tokenizer, bundle
+        engine.merge_adapter()
+    return engine, bundle
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -233,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-fallacies", type=int, default=None, help="only the first N fallacies")
     parser.add_argument("--merge", action="store_true", help="merge the adapter into the base before predicting")
     parser.add_argument("--device", default=None, help="cpu, cuda, … (default: as the base model's config)")
+    parser.add_argument("--backend", choices=sorted(BACKENDS), default=None,
+                        help="generation engine (default: the trained llm config's, else transformers); "
+                             "vllm needs a CUDA GPU and pip install '.[vllm]'")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="prompts per generation batch of the transformers backend "
+                             f"(default: {DEFAULT_CANDIDATE_BATCH_SIZE})")
     parser.add_argument("--evaluate", action="store_true", help="score the predictions and print the metrics")
     add_data_options(parser)
     add_premise_options(parser)
@@ -246,23 +239,24 @@ def main(argv: Sequence[str] | None = None) -> dict:
     from missci.zero_shot import select
 
     args = build_parser().parse_args(argv)
-    model, tokenizer, bundle = load_tuned_model(args.adapter, args.merge, args.device)
+    backend, bundle = load_tuned_backend(args.adapter, args.merge, args.device, args.backend)
     arguments = select(load_split(args.split, args.data), args.max_arguments, args.max_fallacies)
     seen = set(bundle.get("trained_on_arguments", [])) & {a.id for a in arguments}
     if seen:
         log.warning("%d of the %d arguments to predict were in this adapter's training data; their scores are "
                     "not held-out scores (use the adapter of the fold that held them out).", len(seen),
                     len(arguments))
-    settings = CandidateSettings(**bundle["candidates"])
+    # bundles written before batching existed say batch_size 1: the current default serves them faster
+    settings = CandidateSettings(**{**bundle["candidates"], "batch_size": DEFAULT_CANDIDATE_BATCH_SIZE})
     overrides = {"num_candidates": args.num_candidates, "strategy": args.strategy,
-                 "max_new_tokens": args.max_new_tokens}
+                 "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size}
     settings = dataclasses.replace(settings, **{k: v for k, v in overrides.items() if v is not None})
     options, chat = PromptOptions(**bundle["prompt"]), ChatSettings(**bundle["chat"])
     task = TASKS.get(bundle.get("task"))
     if task is None:
         raise UserError(f"unknown task {bundle.get('task')!r} in {BUNDLE_FILE}.", path=Path(args.adapter),
                         fix=f"the task must be one of {', '.join(TASKS)}.")
-    outputs = task.predict(model, tokenizer, arguments, options, settings, chat)
+    outputs = task.predict(backend, backend.tokenizer, arguments, options, settings, chat)
     task.write(args.out, outputs)
     result: dict = {"predictions": args.out, "task": task.name, "held_out": not seen}
     if args.evaluate:

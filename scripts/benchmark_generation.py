@@ -1,0 +1,157 @@
+"""Generation throughput and model loading, side by side in one run: batch size 1 (the old default) against
+length-sorted, left-padded batches, and a GGUF load without / with the converted-model cache.
+
+    python scripts/benchmark_generation.py                          # SmolLM2, 8 Missci dev prompts
+    python scripts/benchmark_generation.py --prompts 16 --batch-sizes 1,8,16 --max-new-tokens 256
+    python scripts/benchmark_generation.py --skip-load              # generation only
+
+Prompts are the Missci zero-shot reconstruction prompts of the dev split (task defaults: class definitions,
+3 ranked answers, the model's chat template), greedy decoding as ``task=missci-gen mode=zero-shot`` runs it.
+tokens/s counts the new tokens of every answer (its end token included); every batch size must reproduce the
+answers of batch size 1 exactly, else the run says which differ and exits non-zero.
+
+Loading runs in child processes (each load starts cold in its own interpreter): ``off`` (cache switched off:
+the GGUF file is de-quantised, as before), ``first`` (empty cache folder: convert, save, load the copy) and
+``second`` (the same folder again). Each child also prints a checksum of the model's logits on a fixed input,
+so the cached model is shown to be the same model.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def llm_config(name: str) -> dict:
+    from omegaconf import OmegaConf
+    return OmegaConf.to_container(OmegaConf.load(REPO / "conf" / "llm" / f"{name}.yaml"), resolve=True)
+
+
+def phase_load(args) -> dict:
+    """Load the model once (the cache setting comes from FALLACY_MODEL_CACHE) and fingerprint it."""
+    import torch
+
+    from models.backends import spec_from_config
+    from models.llm import load_causal_lm
+    start = time.perf_counter()
+    model, tokenizer = load_causal_lm(spec_from_config({**llm_config(args.llm), "device": "cpu"}))
+    seconds = time.perf_counter() - start
+    ids = tokenizer("Premise: one study. Claim: all studies.", return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        logits = model(input_ids=ids).logits
+    return {"seconds": seconds, "logit_sum": float(logits.double().sum()), "vocab": len(tokenizer),
+            "chat_template": bool(tokenizer.chat_template)}
+
+
+def missci_prompts(args) -> list[str]:
+    from missci.data import iter_fallacies, load_split
+    from missci.prompts import PromptOptions, reconstruction_prompt
+    pairs = list(iter_fallacies(load_split("dev", args.data)))[:args.prompts]
+    return [reconstruction_prompt(a, f, PromptOptions()) for a, f in pairs]
+
+
+def phase_generate(args) -> dict:
+    import torch
+
+    from models.backends import build_backend
+    from models.generation import GenerationSettings, encode_prompts
+
+    backend = build_backend({**llm_config(args.llm), "device": "cpu"})
+    tokenizer = backend.tokenizer
+    prompts = missci_prompts(args)
+    prompt_tokens = [len(ids) for ids in encode_prompts(tokenizer, prompts)]
+    rows, reference = [], None
+    for batch_size in args.batch_sizes:
+        settings = GenerationSettings(max_new_tokens=args.max_new_tokens, batch_size=batch_size)
+        start = time.perf_counter()
+        answers = backend.generate(prompts, settings)
+        seconds = time.perf_counter() - start
+        tokens = sum(min(len(tokenizer(a, add_special_tokens=False)["input_ids"]) + 1, args.max_new_tokens)
+                     for a in answers)
+        reference = reference if reference is not None else answers
+        differ = [i for i, (a, b) in enumerate(zip(reference, answers)) if a != b]
+        rows.append({"batch_size": batch_size, "seconds": seconds, "tokens": tokens, "tokens_per_s": tokens / seconds,
+                     "differ_from_first": differ})
+        print(f"batch size {batch_size}: {tokens} tokens in {seconds:.1f} s", file=sys.stderr, flush=True)
+    return {"prompts": len(prompts), "prompt_tokens_mean": sum(prompt_tokens) / len(prompt_tokens),
+            "max_new_tokens": args.max_new_tokens, "threads": torch.get_num_threads(), "rows": rows,
+            "answers": reference}
+
+
+PHASES = {"load": phase_load, "generate": phase_generate}
+
+
+def child(argv: list[str], phase: str, env: dict[str, str]) -> dict:
+    # stderr passes through: progress of the long phases, and the traceback of a failed one
+    done = subprocess.run([sys.executable, __file__, *argv, "--phase", phase], stdout=subprocess.PIPE, text=True,
+                          env={**os.environ, **env})
+    if done.returncode != 0:
+        raise SystemExit(done.returncode)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--llm", default="smollm2", help="a conf/llm/<name>.yaml (default smollm2)")
+    parser.add_argument("--data", default=None, help="Missci folder (default: $MISSCI_DATA, else data/missci)")
+    parser.add_argument("--prompts", type=int, default=8, help="first N R_i of the dev split")
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--batch-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 8])
+    parser.add_argument("--skip-load", action="store_true", help="do not time the loads")
+    parser.add_argument("--phase", choices=sorted(PHASES), default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv=None) -> dict:
+    argv = list(argv if argv is not None else sys.argv[1:])
+    args = build_parser().parse_args(argv)
+    if args.phase:
+        print(json.dumps(PHASES[args.phase](args)))
+        return {}
+    result: dict = {"llm": args.llm, "cpus": os.cpu_count(), "loadavg_start": os.getloadavg()[0]}
+    if not args.skip_load:
+        with tempfile.TemporaryDirectory(prefix="gguf-cache-") as folder:
+            result["load"] = {"off": child(argv, "load", {"FALLACY_MODEL_CACHE": "off"}),
+                              "first": child(argv, "load", {"FALLACY_MODEL_CACHE": folder}),
+                              "second": child(argv, "load", {"FALLACY_MODEL_CACHE": folder})}
+    result["generate"] = child(argv, "generate", {})
+    result["loadavg_end"] = os.getloadavg()[0]
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(f"generation benchmark: llm={args.llm} cpus={result['cpus']} "
+              f"load average {result['loadavg_start']:.1f} -> {result['loadavg_end']:.1f}")
+        if "load" in result:
+            load = result["load"]
+            same = len({round(v["logit_sum"], 3) for v in load.values()}) == 1
+            print("| model load | seconds |\n|---|---|")
+            for name, label in (("off", "GGUF, no cache"), ("first", "first load (convert + cache)"),
+                                ("second", "second load (cached safetensors)")):
+                print(f"| {label} | {load[name]['seconds']:.1f} |")
+            print(f"same logits from all three: {'yes' if same else 'NO'}")
+        gen = result["generate"]
+        base = gen["rows"][0]["tokens_per_s"]
+        print(f"\n{gen['prompts']} Missci dev prompts (mean {gen['prompt_tokens_mean']:.0f} prompt tokens), greedy, "
+              f"max_new_tokens={gen['max_new_tokens']}, torch threads={gen['threads']}")
+        print("| batch size | new tokens | seconds | tokens/s | speed-up | answers as batch size 1 |")
+        print("|---|---|---|---|---|---|")
+        for row in gen["rows"]:
+            same = "yes" if not row["differ_from_first"] else f"NO (prompts {row['differ_from_first']})"
+            print(f"| {row['batch_size']} | {row['tokens']} | {row['seconds']:.1f} | {row['tokens_per_s']:.2f} | "
+                  f"{row['tokens_per_s'] / base:.2f}x | {same} |")
+    if any(row["differ_from_first"] for row in result["generate"]["rows"]):
+        raise SystemExit(1)
+    return result
+
+
+if __name__ == "__main__":
+    main()
