@@ -31,6 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 from common.io import atomic_write_json, atomic_write_text
 from common.experiments import fold_config, guard_same_experiment, instantiate_all, run_folds
 from metrics.missci_premise import PremiseMetricConfig
+from missci.classify_gold import class_details
 from missci.data import Argument, load_split
 from missci.folds import grouped_folds
 from missci.predict_lora import (CLASSIFICATION, RECONSTRUCTION, CandidateSettings, ChatSettings, LoraTask,
@@ -185,7 +186,10 @@ def run_lora(cfg: DictConfig, task: LoraTask) -> dict[str, float]:
     data_dir = cfg.task.get("data_dir")
     plans = fold_plans(cfg.cv, int(cfg.seed), data_dir, cfg.task.get("max_arguments"), cfg.task.get("max_fallacies"))
     guard_same_experiment(cfg, exp_dir)
-    results = run_folds(cfg, exp_dir, plans, lambda plan: plan.index,
+    idle = [plan.index for plan in plans if not plan.predict]
+    if idle:  # a reduced run (max_arguments/max_fallacies) chose none of these folds' R_i: training them is waste
+        log.info("folds %s hold none of the chosen R_i and are not trained", idle)
+    results = run_folds(cfg, exp_dir, [plan for plan in plans if plan.predict], lambda plan: plan.index,
                         lambda plan, fold_dir: run_fold(cfg, task, plan, fold_dir))
     if results is None:
         return {}
@@ -229,10 +233,18 @@ def report(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list
     table = results_table(f"{task.name} · LoRA · {cfg.llm.name} · cv={cfg.cv.name}", pooled, per_fold,
                           len(finished), int(cfg.task.lora.candidates.num_candidates))
     atomic_write_text(exp_dir / "results.md", table)
+    views = pooled_views(plans, finished, official_test, cfg.cv.name == "official")
     evaluated = {view: {"arguments": len(arguments), "fallacies": sum(len(a.fallacies) for a in arguments)}
-                 for view, arguments in pooled_views(plans, finished, official_test, cfg.cv.name == "official").items()}
-    atomic_write_json(exp_dir / "results.json", {"folds": finished, "pooled": pooled, "per_fold": per_fold,
-                                                 "evaluated": evaluated})
+                 for view, arguments in views.items()}
+    summary = {"folds": finished, "pooled": pooled, "per_fold": per_fold, "evaluated": evaluated}
+    if task.name == CLASSIFICATION.name:  # per-class scores and confusion of the pooled rows, beside Table 3
+        rows = [row for result in finished for row in task.read(result["prediction_file"])]
+        summary["classes"] = {}
+        for view, arguments in views.items():
+            wanted = {alt.id for a in arguments for f in a.fallacies for alt in f.interchangeable}
+            if wanted:
+                summary["classes"][view] = class_details([r for r in rows if r["id"] in wanted])
+    atomic_write_json(exp_dir / "results.json", summary)
     print(table)
     metrics = {f"{view}/{k}": v for view, scores in pooled.items() for k, v in scores.items()}
     metrics.update({f"folds/{k}_{stat}": v[stat] for k, v in per_fold.items() for stat in ("mean", "std")})

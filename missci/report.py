@@ -23,6 +23,7 @@ from typing import Sequence
 
 from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
+from missci.paper import CITATION, RECONSTRUCTION, RECONSTRUCTION_NOTES
 
 MAX_K = 6
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -31,27 +32,10 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     *((f"arg@{k}", f"Arg@{k}") for k in range(2, MAX_K + 1)),
     ("meteor", "METEOR"), ("bertscore", "BERTScore"), ("nli_a", "NLI-A"), ("nli_s", "NLI-S"))
 
-PAPER = "Glockner, Hou, Nakov, Gurevych: Missci: Reconstructing Fallacies in Misrepresented Science, ACL 2024"
+PAPER = CITATION
 PAPER_SCOPE = "paper, test split (154 arguments / 363 R_i), not re-run"
-# Table 2 of the paper (argument reconstruction on the test split); (D) = class definitions in the prompt,
-# (L) = logical forms. The BERTScore column used microsoft/deberta-xlarge-mnli, NLI google/t5_xxl_true_nli_mixture.
-# The paper evaluates GPT-4 and LLaMA 2 only: it has no GPT-3.5 row.
-PAPER_ROWS: dict[str, dict[str, float]] = {
-    "random + claim": {"p@1": 0.131, "arg@1": 0.264, "f1_micro": 0.117, "meteor": 0.181, "bertscore": 0.611,
-                       "nli_a": 0.120, "nli_s": 0.130},
-    "random + p0": {"meteor": 0.188, "bertscore": 0.599, "nli_a": 0.062, "nli_s": 0.067},
-    "LLaMA 2 70B (D)": {"p@1": 0.223, "arg@1": 0.416, "f1_micro": 0.233, "meteor": 0.222, "bertscore": 0.617,
-                        "nli_a": 0.123, "nli_s": 0.148},
-    "LLaMA 2 70B (L)": {"p@1": 0.193, "arg@1": 0.377, "f1_micro": 0.208, "meteor": 0.253, "bertscore": 0.627,
-                        "nli_a": 0.140, "nli_s": 0.165},
-    "GPT-4 (D)": {"p@1": 0.317, "arg@1": 0.571, "f1_micro": 0.297, "meteor": 0.239, "bertscore": 0.619,
-                  "nli_a": 0.069, "nli_s": 0.126},
-    "GPT-4 (L)": {"p@1": 0.292, "arg@1": 0.526, "f1_micro": 0.290, "meteor": 0.238, "bertscore": 0.613,
-                  "nli_a": 0.064, "nli_s": 0.140},
-}
-PAPER_NOTES = ("The paper also reports Arg@6 = 0.890 for GPT-4 and 0.597 for LLaMA 2 (its best prompts); "
-               "its other P@k/Arg@k figures are not copied here.",
-               "The paper has no GPT-3.5 row (it evaluates GPT-4 and LLaMA 2 70B only).")
+PAPER_ROWS = RECONSTRUCTION
+PAPER_NOTES = RECONSTRUCTION_NOTES
 
 
 @dataclass

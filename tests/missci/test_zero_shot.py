@@ -62,6 +62,13 @@ def test_hydra_classification_task(tmp_path, data_dir):
     assert set(metrics) == {"dev/cls/accuracy", "dev/cls/f1_macro"}
     rows = [json.loads(line) for line in (tmp_path / "classify-dev.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and rows[0]["gold"] == "Hasty Generalization"
+    saved = json.loads((tmp_path / "metrics-classify-dev.json").read_text())
+    labels = saved["confusion"]["labels"]
+    assert labels[-1] == "Other" and len(labels) >= 10 and sum(map(sum, saved["confusion"]["matrix"])) == 2
+    gold_row = saved["confusion"]["matrix"][labels.index("Hasty Generalization")]
+    assert sum(gold_row) == sum(r["gold"] == "Hasty Generalization" for r in rows)
+    assert saved["per_class"]["Hasty Generalization"]["support"] == sum(gold_row)
+    assert saved["paper"]["rows"]["GPT-4 (L+E)"] == {"accuracy": 0.771, "f1_macro": 0.682}
 
 
 @pytest.mark.slow

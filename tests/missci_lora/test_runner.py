@@ -78,6 +78,9 @@ def test_classification_task_finetunes(tmp_path, data_dir):
     assert set(metrics) >= {"test/accuracy", "test/f1_macro", "folds/accuracy_mean"}
     rows = [json.loads(line) for line in (tmp_path / "cls" / "fold0" / "classify.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and {r["gold"] for r in rows} and all("predicted" in r for r in rows)
+    classes = json.loads((tmp_path / "cls" / "results.json").read_text())["classes"]["test"]
+    assert sum(map(sum, classes["confusion"]["matrix"])) == 2 and "Table 3" in classes["paper"]["source"]
+    assert sum(c["support"] for c in classes["per_class"].values()) == 2
 
 
 def test_cli_rejects_a_folder_without_adapter(tmp_path, capsys):
