@@ -8,7 +8,8 @@ A results folder is what a run wrote under ``results/<name>/``; the report recog
 - ``metrics-<split>.json`` of a zero-shot run (``mode=zero-shot``);
 - ``baseline-<split>.json``: ``python -m missci.baseline random --json`` saved there (the mean over seeds);
 - ``row.json`` (optional, written by ``scripts/timed_row.sh``): the command that made the folder and its
-  wall-clock time, shown beside the row.
+  wall-clock time, shown beside the row; a folder whose command failed (non-zero exit status) and left no
+  results is a row of "unavailable: the run did not finish".
 A metric a run could not compute is shown as "unavailable" with the run's reason (a missing model, a random
 baseline that ranks one class only, ...), never as a number. The paper's rows are copied from Glockner et al.
 (2024), not re-run; a figure the paper does not publish stays empty.
@@ -121,10 +122,11 @@ def _baseline_row(directory: Path, path: Path) -> Row:
     result = _read_json(path)
     metrics = _numbers(result.get("mean") or {}, path)
     seeds = ", ".join(result.get("seeds") or {})
+    counts = result.get("counts") or {}
     return Row(f"{directory.name} (mean of seeds {seeds})", str(path), metrics,
                _missing_reasons(metrics, result.get("unavailable") or {},
                                 "a random baseline draws one class per R_i, so it has no rank k > 1"),
-               models=result.get("models") or {})
+               counts.get("fallacies"), counts.get("arguments"), models=result.get("models") or {})
 
 
 def load_rows(directory: str | Path) -> list[Row]:
@@ -138,13 +140,15 @@ def load_rows(directory: str | Path) -> list[Row]:
     rows += [_zero_shot_row(directory, p) for p in sorted(directory.glob("metrics-*.json"))
              if not p.name.startswith("metrics-classify-")]
     rows += [_baseline_row(directory, p) for p in sorted(directory.glob("baseline-*.json"))]
+    made = _read_json(directory / "row.json") if (directory / "row.json").is_file() else {}
+    if not rows and made.get("exit_status"):  # a run that failed is shown as such, with its command and time
+        reason = f"the run did not finish (exit status {made['exit_status']})"
+        rows = [Row(directory.name, str(directory / "row.json"), {}, {key: reason for key, _ in COLUMNS})]
     if not rows:
         raise UserError("holds no Missci results (results.json, metrics-<split>.json or baseline-<split>.json).",
                         path=directory, fix="pass the folder a run wrote under results/ (see README: Missci).")
-    if (directory / "row.json").is_file():
-        made = _read_json(directory / "row.json")
-        for row in rows:
-            row.command, row.seconds = made.get("command"), made.get("seconds")
+    for row in rows:
+        row.command, row.seconds = made.get("command"), made.get("seconds")
     return rows
 
 

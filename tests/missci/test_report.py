@@ -81,6 +81,15 @@ def test_cli_json_and_markdown_file(results, tmp_path, capsys):
     assert "(paper)" not in out.read_text() and "| zeroshot | 20 |" in out.read_text()
 
 
+def test_a_run_that_did_not_finish_is_a_row_saying_so(tmp_path):
+    (tmp_path / "killed").mkdir()
+    (tmp_path / "killed" / "row.json").write_text(json.dumps({"command": "python train.py", "seconds": 1978,
+                                                              "exit_status": 137}))
+    (row,) = load_rows(tmp_path / "killed")
+    assert not row.metrics and row.unavailable["p@1"] == "the run did not finish (exit status 137)"
+    assert "| killed |  | unavailable [1] |" in markdown_table([row]) and row.seconds == 1978
+
+
 def test_folder_without_results_is_one_clear_error(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     (tmp_path / "broken").mkdir()
