@@ -1,6 +1,7 @@
 """The paper's random baselines: a class drawn uniformly per R_i, the premise is the claim or p0.
 
-Usage: ``python -m missci.baseline random --premise {claim,p0} --seeds 1 2 3 4 5 [--split test] [--json]``
+Usage: ``python -m missci.baseline random --premise {claim,p0} --seeds 1 2 3 4 5 [--split test] [--json]
+[--max-fallacies N] [--out FILE]``
 Reproduces the official draws: ``random.seed(seed)`` once per run, ``random.choice`` over the 9 class names in
 alphabetical order, arguments and fallacies in file order.
 """
@@ -13,11 +14,13 @@ from typing import Sequence
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
+from common.io import atomic_write_json
 from metrics.missci_premise import PremiseMetricConfig
 from missci.classes import CLASS_NAMES
 from missci.cli_options import add_data_options, add_premise_options, premise_config, print_result
 from missci.data import Argument, load_split
 from missci.evaluate import evaluate
+from missci.zero_shot import select
 from missci.predictions import FallacyPrediction, RankedPremise
 
 REPORTED = ("p@1", "arg@1", "f1_micro", "meteor", "bertscore", "nli_a", "nli_s")
@@ -46,8 +49,9 @@ def run_random_baseline(arguments: list[Argument], premise: str, seeds: Sequence
     keys = list(next(iter(per_seed.values())))
     mean = {k: statistics.fmean(m[k] for m in per_seed.values()) for k in keys}
     std = {k: statistics.pstdev([m[k] for m in per_seed.values()]) if len(per_seed) > 1 else 0.0 for k in keys}
+    counts = {"arguments": len(arguments), "fallacies": sum(len(a.fallacies) for a in arguments)}
     return {"seeds": per_seed, "mean": mean, "std": std, "models": models, "unavailable": unavailable,
-            "premise": premise}
+            "premise": premise, "counts": counts}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="premise of every prediction: the claim or the accurate premise p0")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5],
                         help="one run per seed; mean and std over them")
+    parser.add_argument("--max-arguments", type=int, default=None, help="only the first N arguments")
+    parser.add_argument("--max-fallacies", type=int, default=None,
+                        help="only the first N R_i (the subset a reduced run with task.max_fallacies=N predicts)")
+    parser.add_argument("--out", default=None, help="also write the result as JSON to this file "
+                                                    "(e.g. results/<name>/baseline-test.json for missci.report)")
     add_data_options(parser)
     add_premise_options(parser)
     return parser
@@ -65,8 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    result = run_random_baseline(load_split(args.split, args.data), args.premise, args.seeds, premise_config(args))
+    arguments = select(load_split(args.split, args.data), args.max_arguments, args.max_fallacies)
+    result = run_random_baseline(arguments, args.premise, args.seeds, premise_config(args))
     result["split"] = args.split
+    if args.out:
+        atomic_write_json(args.out, result)
     if args.json:
         print_result(result, True)
     else:

@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from common.io import atomic_write_json, atomic_write_text
-from metrics.missci_classification import classification_metrics
+from metrics.missci_classification import classification_metrics, classification_report
+from missci.classes import CLASS_NAMES, OTHER
 from missci.data import load_split
+from missci.paper import classification_reference
 from missci.parser import parse_output
 from missci.prompts import PromptOptions, classification_prompt
 from missci.zero_shot import common_arguments, select
@@ -29,6 +31,13 @@ def classify_gold_premises(backend: GenerationBackend, arguments, options: Promp
             for (a, f, alt), text in zip(rows, outputs)]
 
 
+def class_details(rows: list[dict]) -> dict:
+    """Per-class precision/recall/F1 and the confusion matrix of classification rows (the 9 classes, then
+    "Other"), next to the paper's Table 3 figures."""
+    report = classification_report([r["gold"] for r in rows], [r["predicted"] for r in rows], CLASS_NAMES + (OTHER,))
+    return {"per_class": report["per_class"], "confusion": report["confusion"], "paper": classification_reference()}
+
+
 def run_classification(*, llm: dict[str, Any], split: str = "dev", data_dir: str | None = None,
                        prompt: dict[str, Any] | None = None, generation: dict[str, Any] | None = None,
                        output_dir: str | Path = "outputs/missci", max_arguments: int | None = None,
@@ -43,7 +52,7 @@ def run_classification(*, llm: dict[str, Any], split: str = "dev", data_dir: str
     metrics = classification_metrics([r["gold"] for r in rows], [r["predicted"] for r in rows])
     atomic_write_json(output_dir / f"metrics-classify-{split}.json",
                       {"metrics": metrics, "rows": len(rows), "split": split, "prompt": options.tag,
-                       "llm": llm.get("name", llm.get("name_or_path"))})
+                       "llm": llm.get("name", llm.get("name_or_path")), **class_details(rows)})
     return {f"{split}/cls/{k}": v for k, v in metrics.items()}
 
 

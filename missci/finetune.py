@@ -5,8 +5,9 @@
     python train.py task=missci-gen cv=official                 # train on dev, predict test
     python train.py task=missci-cls llm=smollm2                 # gold premise given: classes only
 
-Protocol: ``cv=kfold`` pools dev and test (184 arguments) and deals whole arguments into folds
-(``missci/folds.py``), so every argument is predicted once, by a model that never saw it or a sibling R_i;
+Protocol: ``cv=kfold`` pools dev and test (184 arguments) and deals whole claim groups into folds
+(``missci/folds.py``; ``cv.group_by=argument`` deals single arguments), so every argument is predicted once, by a
+model that never saw it, a sibling R_i or another argument for the same claim;
 metrics are reported over the pooled predictions of the official test split's arguments (comparable with the
 paper's Table 2), over all arguments, and per fold (mean ± std). ``cv=official`` trains on dev and predicts
 test. Per fold, ``${paths.results_dir}/${name}/fold<k>/`` holds the adapter (``adapter/``, safetensors,
@@ -34,8 +35,9 @@ from common.experiments import exclusive_experiment, fold_config, guard_same_exp
 from common.faults import kill_point
 from common.sampling import EpochShuffle
 from metrics.missci_premise import PremiseMetricConfig
+from missci.classify_gold import class_details
 from missci.data import Argument, load_split
-from missci.folds import argument_folds
+from missci.folds import grouped_folds
 from missci.predict_lora import (CLASSIFICATION, RECONSTRUCTION, CandidateSettings, ChatSettings, LoraTask,
                                  write_bundle)
 from missci.prompts import PromptOptions
@@ -55,14 +57,28 @@ class FoldPlan:
     index: int
     train: list[Argument]
     test: list[Argument]
+    # the held-out arguments this fold predicts: all of ``test`` unless task.max_arguments/max_fallacies cut them
+    predict: list[Argument] = dataclasses.field(default_factory=list)
 
 
-def fold_plans(cv: DictConfig | dict, seed: int, data_dir: str | None) -> list[FoldPlan]:
-    """``cv=official``: train on dev, test on test. Otherwise argument-level k folds over dev + test."""
+def fold_plans(cv: DictConfig | dict, seed: int, data_dir: str | None, max_arguments: int | None = None,
+               max_fallacies: int | None = None) -> list[FoldPlan]:
+    """``cv=official``: train on dev, test on test. Otherwise k folds over dev + test, grouped by
+    ``cv.group_by`` (``claim``: default; ``argument``: the earlier argument-level folds).
+
+    ``max_arguments``/``max_fallacies`` cut the predictions of the whole run, not of each fold: the first
+    arguments/R_i of the official test split (file order), then of dev, so a reduced run predicts the same R_i as a
+    zero-shot run with the same limits on the test split, whatever fold holds them.
+    """
     dev, test = load_split("dev", data_dir), load_split("test", data_dir)
+    chosen = {a.id: a for a in select(test + dev, max_arguments, max_fallacies)}
+
+    def plan(index: int, train: list[Argument], held_out: list[Argument]) -> FoldPlan:
+        return FoldPlan(index, train, held_out, [chosen[a.id] for a in held_out if a.id in chosen])
     if cv["name"] == "official":
-        return [FoldPlan(0, dev, test)]
-    return [FoldPlan(f.index, f.train, f.test) for f in argument_folds(dev + test, int(cv["num_folds"]), seed)]
+        return [plan(0, dev, test)]
+    folds = grouped_folds(dev + test, int(cv["num_folds"]), seed, str(cv.get("group_by") or "claim"))
+    return [plan(f.index, f.train, f.test) for f in folds]
 
 
 def load_base_model(llm: dict[str, Any]):
@@ -143,7 +159,7 @@ def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) ->
         tokenizer.save_pretrained(str(fold_dir / "merged"))
     predictor.eval()
     predictor.config.use_cache = True
-    test_arguments = select(plan.test, settings.get("max_arguments"), settings.get("max_fallacies"))
+    test_arguments = plan.predict
     outputs = task.predict(predictor, tokenizer, test_arguments, options, candidates, chat)
     prediction_file = task.write(fold_dir / task.file_name, outputs)
     scores = task.score(test_arguments, outputs, int(settings.get("max_k", 6)), premise_config(settings))
@@ -178,33 +194,41 @@ def run_lora(cfg: DictConfig, task: LoraTask) -> dict[str, float]:
     exp_dir = Path(cfg.paths.results_dir) / cfg.name
     data_dir = cfg.task.get("data_dir")
     with exclusive_experiment(exp_dir):
-        plans = fold_plans(cfg.cv, int(cfg.seed), data_dir)
+        plans = fold_plans(cfg.cv, int(cfg.seed), data_dir, cfg.task.get("max_arguments"),
+                           cfg.task.get("max_fallacies"))
         guard_same_experiment(cfg, exp_dir)
-        results = run_folds(cfg, exp_dir, plans, lambda plan: plan.index,
+        idle = [plan.index for plan in plans if not plan.predict]
+        if idle:  # a reduced run (max_arguments/max_fallacies) chose none of these folds' R_i: training them is waste
+            log.info("folds %s hold none of the chosen R_i and are not trained", idle)
+        results = run_folds(cfg, exp_dir, [plan for plan in plans if plan.predict], lambda plan: plan.index,
                             lambda plan, fold_dir: run_fold(cfg, task, plan, fold_dir))
         if results is None:
             return {}
         return report(cfg, task, plans, results, exp_dir, load_split("test", data_dir))
 
 
+def pooled_views(plans: list[FoldPlan], results: list[dict], official_test: list[Argument], official_cv: bool
+                 ) -> dict[str, list[Argument]]:
+    """The predicted arguments of every finished fold, pooled: ``test`` (those of the official test split) and,
+    for k-fold CV, ``all`` (each argument was predicted once, by the fold that held it out)."""
+    by_index = {plan.index: plan for plan in plans}
+    arguments = [a for result in results for a in by_index[result["fold"]].predict]
+    test_ids = {a.id for a in official_test}
+    views = {"test": [a for a in arguments if a.id in test_ids]}
+    if not official_cv:
+        views["all"] = arguments
+    return views
+
+
 def pooled_scores(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list[dict],
                   official_test: list[Argument]) -> dict[str, dict[str, float]]:
-    """Scores of all folds' predictions together: over every predicted argument, and over the official
-    test split's arguments among them (each argument was predicted once, by the fold that held it out)."""
+    """Scores of all folds' predictions together, per view of :func:`pooled_views`."""
     settings = OmegaConf.to_container(cfg.task, resolve=True)
-    by_index = {plan.index: plan for plan in plans}
-    arguments, outputs = [], []
-    for result in results:
-        plan = by_index[result["fold"]]
-        arguments += select(plan.test, settings.get("max_arguments"), settings.get("max_fallacies"))
-        outputs += task.read(result["prediction_file"])
-    test_ids = {a.id for a in official_test}
+    outputs = [output for result in results for output in task.read(result["prediction_file"])]
     max_k, premises = int(settings.get("max_k", 6)), premise_config(settings)
-    pooled = {"test": task.score([a for a in arguments if a.id in test_ids], outputs, max_k, premises)
-              if any(a.id in test_ids for a in arguments) else {}}
-    if cfg.cv.name != "official":
-        pooled["all"] = task.score(arguments, outputs, max_k, premises)
-    return pooled
+    views = pooled_views(plans, results, official_test, cfg.cv.name == "official")
+    return {view: task.score(arguments, outputs, max_k, premises) if arguments else {}
+            for view, arguments in views.items()}
 
 
 def report(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list[dict], exp_dir: Path,
@@ -220,7 +244,18 @@ def report(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list
     table = results_table(f"{task.name} · LoRA · {cfg.llm.name} · cv={cfg.cv.name}", pooled, per_fold,
                           len(finished), int(cfg.task.lora.candidates.num_candidates))
     atomic_write_text(exp_dir / "results.md", table)
-    atomic_write_json(exp_dir / "results.json", {"folds": finished, "pooled": pooled, "per_fold": per_fold})
+    views = pooled_views(plans, finished, official_test, cfg.cv.name == "official")
+    evaluated = {view: {"arguments": len(arguments), "fallacies": sum(len(a.fallacies) for a in arguments)}
+                 for view, arguments in views.items()}
+    summary = {"folds": finished, "pooled": pooled, "per_fold": per_fold, "evaluated": evaluated}
+    if task.name == CLASSIFICATION.name:  # per-class scores and confusion of the pooled rows, beside Table 3
+        rows = [row for result in finished for row in task.read(result["prediction_file"])]
+        summary["classes"] = {}
+        for view, arguments in views.items():
+            wanted = {alt.id for a in arguments for f in a.fallacies for alt in f.interchangeable}
+            if wanted:
+                summary["classes"][view] = class_details([r for r in rows if r["id"] in wanted])
+    atomic_write_json(exp_dir / "results.json", summary)
     print(table)
     metrics = {f"{view}/{k}": v for view, scores in pooled.items() for k, v in scores.items()}
     metrics.update({f"folds/{k}_{stat}": v[stat] for k, v in per_fold.items() for stat in ("mean", "std")})

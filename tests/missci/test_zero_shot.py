@@ -74,6 +74,14 @@ def test_hydra_classification_task(tmp_path, data_dir):
     alternatives = [alt for a in chosen for f in a.fallacies for alt in f.interchangeable]
     assert [r["id"] for r in rows] == [alt.id for alt in alternatives]  # one row per interchangeable fallacy
     assert [r["gold"] for r in rows] == [alt.fallacy_class for alt in alternatives]
+    saved = json.loads((tmp_path / "metrics-classify-dev.json").read_text())
+    labels = saved["confusion"]["labels"]
+    assert labels[-1] == "Other" and len(labels) >= 10 and sum(map(sum, saved["confusion"]["matrix"])) == len(rows)
+    first = rows[0]["gold"]
+    gold_row = saved["confusion"]["matrix"][labels.index(first)]
+    assert sum(gold_row) == sum(r["gold"] == first for r in rows)
+    assert saved["per_class"][first]["support"] == sum(gold_row)
+    assert saved["paper"]["rows"]["GPT-4 (L+E)"] == {"accuracy": 0.771, "f1_macro": 0.682}
 
 
 @pytest.mark.slow

@@ -31,3 +31,19 @@ def test_official_trains_on_dev_and_tests_on_test(data_dir):
     (plan,) = fold_plans(OmegaConf.create({"name": "official", "num_folds": 1}), 42, str(data_dir))
     assert [a.id for a in plan.train] == [a.id for a in load_split("dev", data_dir)]
     assert [a.id for a in plan.test] == [a.id for a in load_split("test", data_dir)]
+
+
+def test_default_folds_keep_claims_together_on_the_real_data(data_dir):
+    from missci.folds import claim_key
+    from missci.zero_shot import select
+
+    plans = fold_plans(OmegaConf.create({"name": "kfold", "num_folds": 5, "group_by": "claim"}), 42, str(data_dir))
+    for plan in plans:
+        assert not {claim_key(a) for a in plan.train} & {claim_key(a) for a in plan.test}
+    sizes = [sum(len(a.fallacies) for a in p.test) for p in plans]
+    assert max(sizes) - min(sizes) <= 8
+    # a reduced run predicts the first R_i of the test split, whichever fold holds them
+    reduced = fold_plans(OmegaConf.create({"name": "kfold", "num_folds": 5}), 42, str(data_dir), max_fallacies=20)
+    predicted = {f.id for p in reduced for a in p.predict for f in a.fallacies}
+    assert predicted == {f.id for a in select(load_split("test", data_dir), None, 20) for f in a.fallacies}
+    assert all({a.id for a in p.predict} <= {a.id for a in p.test} for p in reduced)

@@ -55,14 +55,23 @@ def test_official_run_trains_saves_predicts_and_reruns(tmp_path, data_dir, capsy
 
 
 def test_kfold_pools_held_out_predictions(tmp_path, data_dir):
-    cfg, metrics = run(tmp_path, data_dir, "cv=kfold", "cv.folds=[0,1]", "name=cv")
+    from missci.finetune import fold_plans
+    from missci.zero_shot import select
+
+    cfg, metrics = run(tmp_path, data_dir, "cv=kfold", "task.max_fallacies=8", "name=cv")
     results = json.loads((tmp_path / "cv" / "results.json").read_text())
-    assert [f["fold"] for f in results["folds"]] == [0, 1]
-    assert {"all/p@1", "folds/p@1_mean", "folds/p@1_std"} <= set(metrics)
+    # a reduced run trains only the folds that hold one of the chosen R_i (the first 8 of the test split)
+    holding = [p.index for p in fold_plans(cfg.cv, 42, str(data_dir), None, 8) if p.predict]
+    assert [f["fold"] for f in results["folds"]] == holding and 1 <= len(holding) < 5
+    assert {"all/p@1", "test/p@1", "folds/p@1_mean", "folds/p@1_std"} <= set(metrics)
+    assert results["evaluated"]["test"] == results["evaluated"]["all"] and results["evaluated"]["all"]["fallacies"] == 8
+    predicted = set()
     for fold in results["folds"]:
         bundle = json.loads((tmp_path / "cv" / f"fold{fold['fold']}" / "adapter" / "missci_lora.json").read_text())
-        predicted = {p.argument_id for p in read_predictions(fold["prediction_file"])}
-        assert predicted and not predicted & set(bundle["trained_on_arguments"])
+        ids = {p.argument_id for p in read_predictions(fold["prediction_file"])}
+        assert ids and not ids & set(bundle["trained_on_arguments"])
+        predicted |= {p.fallacy_id for p in read_predictions(fold["prediction_file"])}
+    assert predicted == {f.id for a in select(load_split("test", data_dir), None, 8) for f in a.fallacies}
 
 
 def test_other_configuration_in_same_folder_is_refused(tmp_path, data_dir):
@@ -83,6 +92,9 @@ def test_classification_task_finetunes(tmp_path, data_dir):
                     for alt in f.interchangeable]
     assert [(r["id"], r["gold"]) for r in rows] == [(alt.id, alt.fallacy_class) for alt in alternatives]
     assert all("predicted" in r for r in rows)
+    classes = json.loads((tmp_path / "cls" / "results.json").read_text())["classes"]["test"]
+    assert sum(map(sum, classes["confusion"]["matrix"])) == len(rows) and "Table 3" in classes["paper"]["source"]
+    assert sum(c["support"] for c in classes["per_class"].values()) == len(rows)
 
 
 def test_cli_rejects_a_folder_without_adapter(tmp_path, capsys):
