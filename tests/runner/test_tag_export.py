@@ -160,7 +160,7 @@ def test_bad_inputs_and_folders_end_in_one_line(exported, tmp_path, capsys):
     result = subprocess.run([sys.executable, "-m", "faina.tag", str(not_model), "--text", "ciao"], cwd=REPO,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-1500:]
-    assert "not an exported model folder" in result.stderr
+    assert "neither an exported model folder" in result.stderr  # nor a results folder (faina.ensemble)
 
 
 def test_push_to_hub_offline_is_one_clear_message(exported, monkeypatch):
