@@ -65,7 +65,7 @@ def test_missci_errors_notebook_executes(data_dir, tmp_path, monkeypatch):
     import nbformat
     from nbclient import NotebookClient
 
-    chosen = _hand_made_run(data_dir, tmp_path, arguments=5)
+    chosen = _hand_made_run(data_dir, tmp_path, arguments=8)  # the synthetic sample has ~2 R_i per argument
     assert sum(len(a.fallacies) for a in chosen) > 10
     for name, value in {"MISSCI_RUN": str(tmp_path), "MISSCI_DATA": str(data_dir), "MISSCI_K": "2",
                         "MISSCI_BERTSCORE": "minilm"}.items():
@@ -75,7 +75,7 @@ def test_missci_errors_notebook_executes(data_dir, tmp_path, monkeypatch):
     NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}).execute()
     outputs = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
                       for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", []))
-    assert "reasoning(s) R_i of 5 argument(s)" in outputs and "top-1 hits: 1; best-of-2 hits: 2" in outputs
+    assert "reasoning(s) R_i of 8 argument(s)" in outputs and "top-1 hits: 1; best-of-2 hits: 2" in outputs
     for figure in ("confusion.png", "per_class_f1.png", "premise_similarity.png"):
         assert (tmp_path / "figures" / figure).stat().st_size > 1000
     worst = (tmp_path / "figures" / "worst_premises.csv").read_text(encoding="utf-8")
