@@ -64,6 +64,18 @@ class FallacyModule(L.LightningModule):
         self.test_metric = val_metric.clone() if val_metric is not None else None
         self._counts = {"val": [0, 0], "test": [0, 0]}  # predicted, gold (spans or labels)
 
+    @torch.no_grad()
+    def collect_in_eval(self, batches, collect):
+        """``[collect(batch) for batch in batches]`` in eval mode on this module's device (for tuning decision
+        rules on dev); the module's train/eval mode is restored afterwards."""
+        was_training = self.training
+        self.eval()
+        try:
+            return [collect({k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()})
+                    for batch in batches]
+        finally:
+            self.train(was_training)
+
     def record_encoder_hparams(self) -> None:
         """Put the encoder's identity into the checkpoint's hyperparameters (it is not pickled there)."""
         self.hparams["encoder_name"] = self.encoder.name_or_path

@@ -131,13 +131,8 @@ class MVMD(FallacyModule):
         """With ``o_bias="tuned"``: fit each decoder's decision O bias on labelled dev batches."""
         if not self.tuned:
             return None
-        was_training = self.training
-        self.eval()
-        collected = []
-        for batch in batches:
-            batch = {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()}
-            collected.append((self.emissions(batch).float().cpu(), batch["tags"].cpu(), batch["word_mask"].cpu()))
-        self.train(was_training)
+        collected = self.collect_in_eval(batches, lambda batch: (self.emissions(batch).float().cpu(),
+                                                                 batch["tags"].cpu(), batch["word_mask"].cpu()))
         if not collected:
             return None
         crf = self.decoders.crf

@@ -96,16 +96,11 @@ class MVML(FallacyModule):
         """With ``threshold="tuned"``: fit the per-view, per-label thresholds on labelled dev batches."""
         if not self.tuned:
             return None
-        was_training = self.training
-        self.eval()
-        probabilities, targets = [], []
-        for batch in batches:
-            batch = {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()}
-            probabilities.append(torch.sigmoid(self(batch)).float().cpu())
-            targets.append(batch["labels"].float().cpu())
-        self.train(was_training)
-        if not probabilities:
+        collected = self.collect_in_eval(batches, lambda batch: (torch.sigmoid(self(batch)).float().cpu(),
+                                                                 batch["labels"].float().cpu()))
+        if not collected:
             return None
+        probabilities, targets = zip(*collected)
         tuned = tune_thresholds(torch.cat(probabilities), torch.cat(targets), self.threshold, self.min_dev_positives)
         self.thresholds.copy_(tuned.to(self.thresholds))
         return {"thresholds": {f"a{v + 1}": {label: round(value, 4) for label, value in zip(self.labels, tuned[v].tolist())}
