@@ -4,6 +4,12 @@ length-sorted, left-padded batches, and a GGUF load without / with the converted
     python scripts/benchmark_generation.py                          # SmolLM2, 8 Missci dev prompts
     python scripts/benchmark_generation.py --prompts 16 --batch-sizes 1,8,16 --max-new-tokens 256
     python scripts/benchmark_generation.py --skip-load              # generation only
+    python scripts/benchmark_generation.py --skip-load --dtypes float32,bfloat16 --batch-sizes 1,16
+    python scripts/benchmark_generation.py --skip-load --step-sizes 1,8,16,32  # what a batch size buys
+
+``--dtypes`` runs the generation once per weight dtype (``llm.dtype``; bf16 matmuls are native on CPUs with
+AVX512-BF16 or AMX): batch sizes are compared with batch size 1 of the same dtype, and each later dtype's answers
+are compared with the first dtype's (bf16 rounds differently, so some greedy answers may change).
 
 Prompts are the Missci zero-shot reconstruction prompts of the dev split (task defaults: class definitions,
 3 ranked answers, the model's chat template), greedy decoding as ``task=missci-gen mode=zero-shot`` runs it.
@@ -64,7 +70,7 @@ def phase_generate(args) -> dict:
     from models.backends import build_backend
     from models.generation import GenerationSettings, encode_prompts
 
-    backend = build_backend({**llm_config(args.llm), "device": "cpu"})
+    backend = build_backend({**llm_config(args.llm), "device": "cpu", "dtype": args.phase_dtype})
     tokenizer = backend.tokenizer
     prompts = missci_prompts(args)
     prompt_tokens = [len(ids) for ids in encode_prompts(tokenizer, prompts)]
@@ -81,12 +87,44 @@ def phase_generate(args) -> dict:
         rows.append({"batch_size": batch_size, "seconds": seconds, "tokens": tokens, "tokens_per_s": tokens / seconds,
                      "differ_from_first": differ})
         print(f"batch size {batch_size}: {tokens} tokens in {seconds:.1f} s", file=sys.stderr, flush=True)
-    return {"prompts": len(prompts), "prompt_tokens_mean": sum(prompt_tokens) / len(prompt_tokens),
+    return {"dtype": args.phase_dtype, "prompts": len(prompts), "prompt_tokens_mean": sum(prompt_tokens) / len(prompt_tokens),
             "max_new_tokens": args.max_new_tokens, "threads": torch.get_num_threads(), "rows": rows,
             "answers": reference}
 
 
-PHASES = {"load": phase_load, "generate": phase_generate}
+def phase_steps(args) -> dict:
+    """Cost of the two halves of generation per batch size, on random prompts of the Missci prompt length:
+    prefill (every prompt token once, compute-bound) and one decoding step with the prompt in the cache (reads
+    all weights once whatever the batch size: memory-bound for small batches). What a batch size buys is the
+    decoding cost per token; prefill per prompt does not shrink."""
+    import torch
+
+    from models.llm import load_causal_lm
+    from models.backends import spec_from_config
+
+    model, _ = load_causal_lm(spec_from_config({**llm_config(args.llm), "device": "cpu", "dtype": args.phase_dtype}))
+    generator = torch.Generator().manual_seed(0)
+    rows = []
+    for batch_size in args.step_sizes:
+        ids = torch.randint(100, 1000, (batch_size, args.step_prompt_tokens), generator=generator)
+        with torch.no_grad():
+            start = time.perf_counter()
+            cache = model(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
+            prefill = time.perf_counter() - start
+            token = torch.randint(100, 1000, (batch_size, 1), generator=generator)
+            start = time.perf_counter()
+            for _ in range(args.steps):
+                cache = model(input_ids=token, past_key_values=cache, use_cache=True, logits_to_keep=1).past_key_values
+            step = (time.perf_counter() - start) / args.steps
+        rows.append({"batch_size": batch_size, "prefill_s_per_prompt": prefill / batch_size,
+                     "step_ms": step * 1000, "step_ms_per_token": step * 1000 / batch_size})
+        print(f"steps: batch size {batch_size}: prefill {prefill:.1f} s, step {step * 1000:.0f} ms",
+              file=sys.stderr, flush=True)
+    return {"dtype": args.phase_dtype, "prompt_tokens": args.step_prompt_tokens, "steps": args.steps,
+            "threads": torch.get_num_threads(), "rows": rows}
+
+
+PHASES = {"load": phase_load, "generate": phase_generate, "steps": phase_steps}
 
 
 def child(argv: list[str], phase: str, env: dict[str, str]) -> dict:
@@ -105,8 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prompts", type=int, default=8, help="first N R_i of the dev split")
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--batch-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 8])
+    parser.add_argument("--dtypes", type=lambda s: s.split(","), default=["float32"],
+                        help="weight dtypes to generate with, comma-separated (float32, bfloat16)")
     parser.add_argument("--skip-load", action="store_true", help="do not time the loads")
+    parser.add_argument("--step-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[],
+                        help="also time prefill and one decoding step at these batch sizes (e.g. 1,8,16,32)")
+    parser.add_argument("--step-prompt-tokens", type=int, default=570, help="prompt length of --step-sizes")
+    parser.add_argument("--steps", type=int, default=10, help="decoding steps averaged by --step-sizes")
     parser.add_argument("--phase", choices=sorted(PHASES), default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--phase-dtype", default="float32", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
     return parser
 
@@ -123,7 +168,13 @@ def main(argv=None) -> dict:
             result["load"] = {"off": child(argv, "load", {"FALLACY_MODEL_CACHE": "off"}),
                               "first": child(argv, "load", {"FALLACY_MODEL_CACHE": folder}),
                               "second": child(argv, "load", {"FALLACY_MODEL_CACHE": folder})}
-    result["generate"] = child(argv, "generate", {})
+    if args.step_sizes:
+        result["steps_by_dtype"] = [child([*argv, "--phase-dtype", dtype], "steps", {}) for dtype in args.dtypes]
+    result["generate_by_dtype"] = [child([*argv, "--phase-dtype", dtype], "generate", {}) for dtype in args.dtypes]
+    result["generate"] = result["generate_by_dtype"][0]
+    first_answers = result["generate"]["answers"]
+    for gen in result["generate_by_dtype"]:
+        gen["differ_from_first_dtype"] = [i for i, (a, b) in enumerate(zip(first_answers, gen["answers"])) if a != b]
     result["loadavg_end"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(result, indent=2))
@@ -138,17 +189,29 @@ def main(argv=None) -> dict:
                                 ("second", "second load (cached safetensors)")):
                 print(f"| {label} | {load[name]['seconds']:.1f} |")
             print(f"same logits from all three: {'yes' if same else 'NO'}")
-        gen = result["generate"]
-        base = gen["rows"][0]["tokens_per_s"]
-        print(f"\n{gen['prompts']} Missci dev prompts (mean {gen['prompt_tokens_mean']:.0f} prompt tokens), greedy, "
-              f"max_new_tokens={gen['max_new_tokens']}, torch threads={gen['threads']}")
-        print("| batch size | new tokens | seconds | tokens/s | speed-up | answers as batch size 1 |")
-        print("|---|---|---|---|---|---|")
-        for row in gen["rows"]:
-            same = "yes" if not row["differ_from_first"] else f"NO (prompts {row['differ_from_first']})"
-            print(f"| {row['batch_size']} | {row['tokens']} | {row['seconds']:.1f} | {row['tokens_per_s']:.2f} | "
-                  f"{row['tokens_per_s'] / base:.2f}x | {same} |")
-    if any(row["differ_from_first"] for row in result["generate"]["rows"]):
+        for steps in result.get("steps_by_dtype", []):
+            print(f"\nprefill and decoding cost, {steps['prompt_tokens']} random prompt tokens, {steps['dtype']}, "
+                  f"torch threads={steps['threads']}, mean of {steps['steps']} steps")
+            print("| batch size | prefill s/prompt | decoding step ms | ms per new token |\n|---|---|---|---|")
+            for row in steps["rows"]:
+                print(f"| {row['batch_size']} | {row['prefill_s_per_prompt']:.2f} | {row['step_ms']:.0f} | "
+                      f"{row['step_ms_per_token']:.1f} |")
+        first = result["generate"]
+        base = first["rows"][0]["tokens_per_s"]
+        print(f"\n{first['prompts']} Missci dev prompts (mean {first['prompt_tokens_mean']:.0f} prompt tokens), "
+              f"greedy, max_new_tokens={first['max_new_tokens']}, torch threads={first['threads']}; speed-up over "
+              f"the first row (batch size {first['rows'][0]['batch_size']}, {first['dtype']})")
+        print("| dtype | batch size | new tokens | seconds | tokens/s | speed-up | answers as batch size 1 |")
+        print("|---|---|---|---|---|---|---|")
+        for gen in result["generate_by_dtype"]:
+            for row in gen["rows"]:
+                same = "yes" if not row["differ_from_first"] else f"NO (prompts {row['differ_from_first']})"
+                print(f"| {gen['dtype']} | {row['batch_size']} | {row['tokens']} | {row['seconds']:.1f} | "
+                      f"{row['tokens_per_s']:.2f} | {row['tokens_per_s'] / base:.2f}x | {same} |")
+        for gen in result["generate_by_dtype"][1:]:
+            print(f"{gen['dtype']} answers that differ from {first['dtype']}: {len(gen['differ_from_first_dtype'])} "
+                  f"of {gen['prompts']}")
+    if any(row["differ_from_first"] for gen in result["generate_by_dtype"] for row in gen["rows"]):
         raise SystemExit(1)
     return result
 
