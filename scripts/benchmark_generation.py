@@ -6,6 +6,7 @@ length-sorted, left-padded batches, and a GGUF load without / with the converted
     python scripts/benchmark_generation.py --skip-load              # generation only
     python scripts/benchmark_generation.py --skip-load --dtypes float32,bfloat16 --batch-sizes 1,16
     python scripts/benchmark_generation.py --skip-load --step-sizes 1,8,16,32  # what a batch size buys
+    python scripts/benchmark_generation.py --skip-load --beams 3        # LoRA candidates: shared prefill or not
 
 ``--dtypes`` runs the generation once per weight dtype (``llm.dtype``; bf16 matmuls are native on CPUs with
 AVX512-BF16 or AMX): batch sizes are compared with batch size 1 of the same dtype, and each later dtype's answers
@@ -124,7 +125,30 @@ def phase_steps(args) -> dict:
             "threads": torch.get_num_threads(), "rows": rows}
 
 
-PHASES = {"load": phase_load, "generate": phase_generate, "steps": phase_steps}
+def phase_beams(args) -> dict:
+    """Ranked candidates (beam search, ``--beams`` k) of the same prompts in one batch, with the prompts
+    prefilled once and their cache copied k times (the default) and copied k times by ``generate`` (before)."""
+    import torch
+
+    from models.backends import build_backend
+    from models.generation import encode_prompts, generate_token_batches
+
+    backend = build_backend({**llm_config(args.llm), "device": "cpu", "dtype": args.phase_dtype})
+    token_ids = encode_prompts(backend.tokenizer, missci_prompts(args))
+    rows, answers = [], {}
+    for shared in (False, True):
+        start = time.perf_counter()
+        answers[shared] = generate_token_batches(backend.model, backend.tokenizer, token_ids, len(token_ids),
+                                                 num_return_sequences=args.beams, shared_prefill=shared,
+                                                 num_beams=args.beams, do_sample=False,
+                                                 max_new_tokens=args.max_new_tokens)
+        rows.append({"shared_prefill": shared, "seconds": time.perf_counter() - start})
+        print(f"beams: shared prefill {shared}: {rows[-1]['seconds']:.1f} s", file=sys.stderr, flush=True)
+    return {"dtype": args.phase_dtype, "beams": args.beams, "prompts": len(token_ids),
+            "threads": torch.get_num_threads(), "rows": rows, "same_candidates": answers[False] == answers[True]}
+
+
+PHASES = {"load": phase_load, "generate": phase_generate, "steps": phase_steps, "beams": phase_beams}
 
 
 def child(argv: list[str], phase: str, env: dict[str, str]) -> dict:
@@ -150,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also time prefill and one decoding step at these batch sizes (e.g. 1,8,16,32)")
     parser.add_argument("--step-prompt-tokens", type=int, default=570, help="prompt length of --step-sizes")
     parser.add_argument("--steps", type=int, default=10, help="decoding steps averaged by --step-sizes")
+    parser.add_argument("--beams", type=int, default=0,
+                        help="also time k-beam candidates of all prompts in one batch, with and without the "
+                             "shared prefill (e.g. 3, the LoRA candidates' default)")
     parser.add_argument("--phase", choices=sorted(PHASES), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--phase-dtype", default="float32", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
@@ -170,6 +197,8 @@ def main(argv=None) -> dict:
                               "second": child(argv, "load", {"FALLACY_MODEL_CACHE": folder})}
     if args.step_sizes:
         result["steps_by_dtype"] = [child([*argv, "--phase-dtype", dtype], "steps", {}) for dtype in args.dtypes]
+    if args.beams > 1:
+        result["beams"] = child([*argv, "--phase-dtype", args.dtypes[0]], "beams", {})
     result["generate_by_dtype"] = [child([*argv, "--phase-dtype", dtype], "generate", {}) for dtype in args.dtypes]
     result["generate"] = result["generate_by_dtype"][0]
     first_answers = result["generate"]["answers"]
@@ -196,6 +225,15 @@ def main(argv=None) -> dict:
             for row in steps["rows"]:
                 print(f"| {row['batch_size']} | {row['prefill_s_per_prompt']:.2f} | {row['step_ms']:.0f} | "
                       f"{row['step_ms_per_token']:.1f} |")
+        if "beams" in result:
+            beams = result["beams"]
+            before, after = (row["seconds"] for row in beams["rows"])
+            print(f"\n{beams['prompts']} prompts, {beams['beams']} beams each, one batch, {beams['dtype']}, "
+                  f"torch threads={beams['threads']}")
+            print("| prompt prefill | seconds | speed-up |\n|---|---|---|")
+            print(f"| copied {beams['beams']} times by generate (before) | {before:.1f} | 1.00x |")
+            print(f"| once per prompt, cache copied (default) | {after:.1f} | {before / after:.2f}x |")
+            print(f"same candidates: {'yes' if beams['same_candidates'] else 'NO'}")
         first = result["generate"]
         base = first["rows"][0]["tokens_per_s"]
         print(f"\n{first['prompts']} Missci dev prompts (mean {first['prompt_tokens_mean']:.0f} prompt tokens), "
@@ -211,7 +249,8 @@ def main(argv=None) -> dict:
         for gen in result["generate_by_dtype"][1:]:
             print(f"{gen['dtype']} answers that differ from {first['dtype']}: {len(gen['differ_from_first_dtype'])} "
                   f"of {gen['prompts']}")
-    if any(row["differ_from_first"] for gen in result["generate_by_dtype"] for row in gen["rows"]):
+    if any(row["differ_from_first"] for gen in result["generate_by_dtype"] for row in gen["rows"]) or \
+            not result.get("beams", {}).get("same_candidates", True):
         raise SystemExit(1)
     return result
 

@@ -64,3 +64,56 @@ def test_beam_candidates_batched_equal_alone(tiny_lm):
                                   CandidateSettings(num_candidates=2, strategy="beam", max_new_tokens=8,
                                                     batch_size=3))
     assert batched == alone and all(len(c) == 2 for c in batched)
+
+
+def _plain_generate(model, tokenizer, prompts, k, **decoding):
+    """HF generate on the left-padded batch, prompts copied k times by generate itself (no shared prefill)."""
+    from models.generation import encode_prompts
+    ids, mask = left_padded(encode_prompts(tokenizer, prompts), tokenizer.pad_token_id)
+    with torch.no_grad():
+        out = model.generate(input_ids=ids, attention_mask=mask, pad_token_id=tokenizer.pad_token_id,
+                             num_return_sequences=k, **decoding)
+    return out[:, ids.shape[1]:]
+
+
+def _shared_generate(model, tokenizer, prompts, k, **decoding):
+    from models.generation import encode_prompts, generate_token_batches
+    texts = generate_token_batches(model, tokenizer, encode_prompts(tokenizer, prompts), len(prompts),
+                                   num_return_sequences=k, **decoding)
+    return [t for row in texts for t in row]
+
+
+@pytest.mark.parametrize("decoding", [{"num_beams": 3, "do_sample": False},
+                                      {"num_beams": 1, "do_sample": True, "top_p": 0.9}])
+def test_shared_prefill_gives_the_answers_of_copied_prompts(tiny_lm, decoding):
+    """Beams and samples decoded from one prefill per prompt equal HF generate's own copies of the prompts."""
+    model, tokenizer = tiny_lm
+    prompts = PROMPTS[:4]  # sorted longest first, so the batch order is the prompts' order
+    prompts = sorted(prompts, key=lambda p: -len(tokenizer(p)["input_ids"]))
+    torch.manual_seed(5)
+    plain = tokenizer.batch_decode(_plain_generate(model, tokenizer, prompts, 3, max_new_tokens=10, **decoding),
+                                   skip_special_tokens=True)
+    torch.manual_seed(5)
+    shared = _shared_generate(model, tokenizer, prompts, 3, max_new_tokens=10, **decoding)
+    assert shared == plain
+    assert len(set(shared)) > 4  # the copies really decode differently (beams / samples), prompts differ
+
+
+def test_beams_start_from_one_prefilled_cache_per_prompt(tiny_lm, monkeypatch):
+    """generate receives a cache with k copies of each prompt, all prompt tokens but the last, so no
+    prompt token is processed k times."""
+    from models.generation import encode_prompts, generate_token_batches
+    model, tokenizer = tiny_lm
+    seen = []
+    original = model.generate
+
+    def spy(**kwargs):
+        seen.append((kwargs["input_ids"].shape, kwargs["cache"].get_seq_length(),
+                     kwargs["cache"].layers[0].keys.shape[0]))
+        return original(**kwargs)
+
+    monkeypatch.setattr(model, "generate", spy)
+    generate_token_batches(model, tokenizer, encode_prompts(tokenizer, PROMPTS[:3]), 3, num_return_sequences=2,
+                           num_beams=2, do_sample=False, max_new_tokens=3)
+    [(shape, cached, rows)] = seen
+    assert cached == shape[1] - 1 and rows == shape[0] * 2

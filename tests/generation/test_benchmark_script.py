@@ -50,3 +50,11 @@ def test_step_costs_are_reported_per_batch_size():
     for row in steps["rows"]:
         assert row["prefill_s_per_prompt"] > 0
         assert row["step_ms_per_token"] == row["step_ms"] / row["batch_size"]
+
+
+def test_beam_candidates_are_timed_with_and_without_the_shared_prefill():
+    code, result = run_benchmark("--batch-sizes", "1", "--beams", "2")
+    assert code == 0
+    beams = result["beams"]
+    assert [row["shared_prefill"] for row in beams["rows"]] == [False, True]
+    assert beams["same_candidates"] is True and beams["beams"] == 2 and beams["prompts"] == 3
