@@ -39,7 +39,7 @@ from missci.classify_gold import class_details
 from missci.data import Argument, load_split
 from missci.folds import grouped_folds
 from missci.predict_lora import (CLASSIFICATION, RECONSTRUCTION, CandidateSettings, ChatSettings, LoraTask,
-                                 write_bundle)
+                                 TaskScores, write_bundle)
 from missci.prompts import PromptOptions
 from missci.sft_data import encode_examples
 from missci.zero_shot import select
@@ -162,10 +162,12 @@ def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) ->
     test_arguments = plan.predict
     outputs = task.predict(predictor, tokenizer, test_arguments, options, candidates, chat)
     prediction_file = task.write(fold_dir / task.file_name, outputs)
-    scores = task.score(test_arguments, outputs, int(settings.get("max_k", 6)), premise_config(settings))
+    scored = task.score(test_arguments, outputs, int(settings.get("max_k", 6)), premise_config(settings))
+    scores = scored.metrics
     result = {"fold": plan.index, "train_arguments": len(plan.train), "train_examples": len(features),
               "test_arguments": len(test_arguments), "trainable_parameters": trainable,
-              "total_parameters": total, "prediction_file": str(prediction_file), "test": scores}
+              "total_parameters": total, "prediction_file": str(prediction_file), "test": scores,
+              "unavailable": scored.unavailable, "models": scored.models}
     for logger in loggers:
         logger.log_metrics({f"test/{k}": v for k, v in scores.items()})
         logger.finalize("success")
@@ -221,13 +223,13 @@ def pooled_views(plans: list[FoldPlan], results: list[dict], official_test: list
 
 
 def pooled_scores(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list[dict],
-                  official_test: list[Argument]) -> dict[str, dict[str, float]]:
+                  official_test: list[Argument]) -> dict[str, TaskScores]:
     """Scores of all folds' predictions together, per view of :func:`pooled_views`."""
     settings = OmegaConf.to_container(cfg.task, resolve=True)
     outputs = [output for result in results for output in task.read(result["prediction_file"])]
     max_k, premises = int(settings.get("max_k", 6)), premise_config(settings)
     views = pooled_views(plans, results, official_test, cfg.cv.name == "official")
-    return {view: task.score(arguments, outputs, max_k, premises) if arguments else {}
+    return {view: task.score(arguments, outputs, max_k, premises) if arguments else TaskScores({})
             for view, arguments in views.items()}
 
 
@@ -236,7 +238,8 @@ def report(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list
     finished = [r for r in results if "test" in r]
     if not finished:
         return {}
-    pooled = pooled_scores(cfg, task, plans, finished, official_test)
+    scored = pooled_scores(cfg, task, plans, finished, official_test)
+    pooled = {view: scores.metrics for view, scores in scored.items()}
     per_fold = {}
     for metric in finished[0]["test"]:
         values = np.array([r["test"][metric] for r in finished if metric in r["test"]], dtype=np.float64)
@@ -247,7 +250,11 @@ def report(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list
     views = pooled_views(plans, finished, official_test, cfg.cv.name == "official")
     evaluated = {view: {"arguments": len(arguments), "fallacies": sum(len(a.fallacies) for a in arguments)}
                  for view, arguments in views.items()}
-    summary = {"folds": finished, "pooled": pooled, "per_fold": per_fold, "evaluated": evaluated}
+    summary = {"folds": finished, "pooled": pooled, "per_fold": per_fold, "evaluated": evaluated,
+               # why a premise metric is missing (e.g. the NLI model is not available offline), and which models
+               # produced the others: missci.report prints both under its table
+               "unavailable": {k: v for scores in scored.values() for k, v in scores.unavailable.items()},
+               "models": {k: v for scores in scored.values() for k, v in scores.models.items()}}
     if task.name == CLASSIFICATION.name:  # per-class scores and confusion of the pooled rows, beside Table 3
         rows = [row for result in finished for row in task.read(result["prediction_file"])]
         summary["classes"] = {}

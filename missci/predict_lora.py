@@ -133,21 +133,31 @@ def read_class_rows(path: str | Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+@dataclass(frozen=True)
+class TaskScores:
+    """A task's scores, and for premise metrics the models that produced them (``models``) or why a metric could
+    not be computed (``unavailable``), so results files and ``missci.report`` can say so instead of a number."""
+    metrics: dict[str, float]
+    unavailable: dict[str, str] = dataclasses.field(default_factory=dict)
+    models: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
 def score_reconstructions(arguments: Sequence[Argument], predictions: Sequence[FallacyPrediction], max_k: int,
-                          premises: PremiseMetricConfig | None) -> dict[str, float]:
+                          premises: PremiseMetricConfig | None) -> TaskScores:
     from missci.evaluate import evaluate
 
     result = evaluate(list(arguments), list(predictions), max_k, premises)
     for metric, reason in result["unavailable"].items():
         log.warning("%s unavailable: %s", metric, reason)
-    return {k: float(v) for k, v in result["metrics"].items()}
+    return TaskScores({k: float(v) for k, v in result["metrics"].items()}, dict(result["unavailable"]),
+                      dict(result["models"]))
 
 
 def score_class_rows(arguments: Sequence[Argument], rows: Sequence[dict], max_k: int = 1,
-                     premises: PremiseMetricConfig | None = None) -> dict[str, float]:
+                     premises: PremiseMetricConfig | None = None) -> TaskScores:
     wanted = {alt.id for a in arguments for f in a.fallacies for alt in f.interchangeable}
     rows = [r for r in rows if r["id"] in wanted]
-    return classification_metrics([r["gold"] for r in rows], [r["predicted"] for r in rows])
+    return TaskScores(classification_metrics([r["gold"] for r in rows], [r["predicted"] for r in rows]))
 
 
 @dataclass(frozen=True)
@@ -158,7 +168,7 @@ class LoraTask:
     predict: Callable[..., list]                # (model, tokenizer, arguments, options, settings, chat)
     write: Callable[..., Path]                  # (path, outputs)
     read: Callable[..., list]                   # (path) -> outputs
-    score: Callable[..., dict[str, float]]      # (arguments, outputs, max_k, premise config)
+    score: Callable[..., TaskScores]            # (arguments, outputs, max_k, premise config)
     file_name: str
 
 
@@ -260,7 +270,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     task.write(args.out, outputs)
     result: dict = {"predictions": args.out, "task": task.name, "held_out": not seen}
     if args.evaluate:
-        result["metrics"] = task.score(arguments, outputs, max(6, settings.num_candidates), premise_config(args))
+        scores = task.score(arguments, outputs, max(6, settings.num_candidates), premise_config(args))
+        result.update(metrics=scores.metrics, unavailable=scores.unavailable, models=scores.models)
     print_result(result, args.json)
     return result
 

@@ -102,3 +102,22 @@ def test_cli_rejects_a_folder_without_adapter(tmp_path, capsys):
         predict_main([str(tmp_path), "--out", str(tmp_path / "x.jsonl")])
     assert exit_info.value.code == 2
     assert "missci_lora.json is missing" in capsys.readouterr().err
+
+
+def test_results_say_why_a_premise_metric_is_missing(tmp_path, data_dir):
+    """An NLI model that cannot be loaded leaves NLI-A/S out of results.json with the reason, which
+    missci.report prints instead of 'not computed'; METEOR is computed and its model named."""
+    from missci.report import load_rows
+
+    cfg = compose(["task=missci-gen", f"task.data_dir={data_dir}", f"paths.results_dir={tmp_path}", *QUICK,
+                   "cv=official", "name=nli", "task.premise_metrics.bertscore_model=null",
+                   f"task.premise_metrics.nli_model={tmp_path / 'no-such-nli-model'}"])
+    train.run(cfg)
+    results = json.loads((tmp_path / "nli" / "results.json").read_text())
+    assert set(results["unavailable"]) == {"nli_a", "nli_s"}
+    assert "meteor" in results["pooled"]["test"] and "meteor" in results["models"]
+    assert json.loads((tmp_path / "nli" / "fold0" / "metrics.json").read_text())["unavailable"] == \
+        results["unavailable"]
+    [row] = load_rows(tmp_path / "nli")
+    assert row.unavailable["nli_a"] == results["unavailable"]["nli_a"]
+    assert "not computed" not in row.unavailable["nli_a"]
