@@ -123,9 +123,14 @@ def _baseline_row(directory: Path, path: Path) -> Row:
     metrics = _numbers(result.get("mean") or {}, path)
     seeds = ", ".join(result.get("seeds") or {})
     counts = result.get("counts") or {}
-    return Row(f"{directory.name} (mean of seeds {seeds})", str(path), metrics,
+    if result.get("kind") == "majority":
+        name = f"{directory.name} (always {result.get('majority_class')}, the most frequent class of " \
+               f"{result.get('majority_from')})"
+    else:
+        name = f"{directory.name} (mean of seeds {seeds})"
+    return Row(name, str(path), metrics,
                _missing_reasons(metrics, result.get("unavailable") or {},
-                                "a random baseline draws one class per R_i, so it has no rank k > 1"),
+                                "a baseline predicts one class per R_i, so it has no rank k > 1"),
                counts.get("fallacies"), counts.get("arguments"), models=result.get("models") or {})
 
 

@@ -120,3 +120,27 @@ def test_random_baseline_premises_and_meteor(data_dir):
     result = baseline.run_random_baseline(arguments, "claim", [1, 2],
                                           PremiseMetricConfig(meteor=True, bertscore_model=None, nli_model=None))
     assert 0.05 < result["mean"]["meteor"] < 0.5 and result["models"]["meteor"].startswith("nltk")
+
+
+def test_majority_baseline_predicts_the_most_frequent_class_of_the_other_split(data_dir, tmp_path, capsys):
+    from collections import Counter
+
+    dev, test = load_split("dev", data_dir), load_split("test", data_dir)
+    counts = Counter(alt.fallacy_class for a in dev for f in a.fallacies for alt in f.interchangeable)
+    top = max(counts.values())
+    expected = sorted(name for name, n in counts.items() if n == top)[0]
+    assert baseline.majority_class(dev) == expected
+
+    out = tmp_path / "majority" / "baseline-test.json"
+    result = baseline.main(["majority", "--premise", "p0", "--split", "test", "--data", str(data_dir),
+                            "--no-premise-metrics", "--out", str(out)])
+    assert result["majority_class"] == expected and result["majority_from"] == "dev"
+    # P@1 of a constant class = the share of R_i that list it among their interchangeable fallacies
+    share = sum(expected in f.gold_classes for a in test for f in a.fallacies) / sum(len(a.fallacies) for a in test)
+    assert result["mean"]["p@1"] == pytest.approx(share)
+    assert f"majority class ({expected!r}, most frequent in dev)" in capsys.readouterr().out
+
+    from missci.report import load_rows
+    (row,) = load_rows(out.parent)
+    assert row.name == f"majority (always {expected}, the most frequent class of dev)"
+    assert row.metrics["p@1"] == pytest.approx(share) and "rank k > 1" in row.unavailable["p@2"]
