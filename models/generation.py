@@ -77,17 +77,24 @@ def left_padded(rows: Sequence[Sequence[int]], pad_id: int):
     return ids, mask
 
 
-def prefilled_cache(model, ids, mask, copies: int):
+def prefilled_cache(model, ids, mask, copies: int) -> dict[str, Any]:
     """The key/value cache of every prompt token but the last (``generate`` feeds that one and continues from
     the cache), computed once per prompt and repeated ``copies`` times in the order ``generate`` expands a batch
-    for beams or samples (each prompt's copies next to each other). Position ids follow the attention mask, as
-    ``generate`` would set them."""
+    for beams or samples (each prompt's copies next to each other), as the ``generate`` keyword that takes it.
+    Position ids follow the attention mask, as ``generate`` would set them."""
+    import inspect
+
     positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # a peft wrapper forwards **kwargs
+    accepted = inspect.signature(base.forward).parameters
+    last_only = {name: 1 for name in ("logits_to_keep", "num_logits_to_keep") if name in accepted}  # transformers 5 / 4
     output = model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1],
-                   use_cache=True, logits_to_keep=1)
-    cache = output.cache
+                   use_cache=True, **last_only)
+    # transformers 5 names the cache ``cache`` (output and generate keyword), 4.x ``past_key_values``
+    key = "cache" if getattr(output, "cache", None) is not None else "past_key_values"
+    cache = getattr(output, key)
     cache.batch_repeat_interleave(copies)
-    return cache
+    return {key: cache}
 
 
 def generate_token_batches(model, tokenizer, token_ids: Sequence[Sequence[int]], batch_size: int,
@@ -107,7 +114,7 @@ def generate_token_batches(model, tokenizer, token_ids: Sequence[Sequence[int]],
         ids, mask = left_padded([token_ids[i] for i in batch], tokenizer.pad_token_id)
         ids, mask = ids.to(device), mask.to(device)
         with torch.no_grad():
-            shared = {"cache": prefilled_cache(model, ids, mask, copies)} if shared_prefill and copies > 1 and ids.shape[1] > 1 \
+            shared = prefilled_cache(model, ids, mask, copies) if shared_prefill and copies > 1 and ids.shape[1] > 1 \
                 else {}
             generated = model.generate(input_ids=ids, attention_mask=mask, pad_token_id=tokenizer.pad_token_id,
                                        num_return_sequences=k, **shared, **decoding)
