@@ -181,9 +181,7 @@ class FoldCheckpoint(Checkpoint):
                 weights = {k: v.detach().contiguous().cpu() for k, v in pl_module.state_dict().items()}
                 atomic_write_bytes(self._best_file(epoch), save(weights))
             self.best_model_score, self.best_epoch = float(score), epoch
-        # on every rank (collective); rank 0 writes. The full state (optimiser, loops, callbacks) is what resuming
-        # needs; saying so also silences Lightning's "weights_only was not set" notice on every epoch
-        trainer.save_checkpoint(self.last_model_path, weights_only=False)
+        trainer.save_checkpoint(self.last_model_path)  # on every rank (collective); rank 0 writes
         if trainer.is_global_zero:
             current = self.best_model_path
             for stale in self.dirpath.glob(BEST_GLOB):

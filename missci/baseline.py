@@ -31,11 +31,20 @@ from missci.predictions import FallacyPrediction, RankedPremise
 REPORTED = ("p@1", "arg@1", "f1_micro", "meteor", "bertscore", "nli_a", "nli_s")
 
 
+def premise_text(argument: Argument, premise: str) -> str:
+    """The premise a baseline predicts: the argument's claim or its accurate premise p0."""
+    return argument.claim if premise == "claim" else argument.accurate_premise
+
+
+def argument_counts(arguments: list[Argument]) -> dict[str, int]:
+    return {"arguments": len(arguments), "fallacies": sum(len(a.fallacies) for a in arguments)}
+
+
 def random_predictions(arguments: list[Argument], premise: str, seed: int) -> list[FallacyPrediction]:
     rng = random.Random(seed)  # same sequence as random.seed(seed) + random.choice
     result = []
     for argument in arguments:
-        text = argument.claim if premise == "claim" else argument.accurate_premise
+        text = premise_text(argument, premise)
         for fallacy in argument.fallacies:
             result.append(FallacyPrediction(argument.id, fallacy.id,
                                             [RankedPremise(rng.choice(CLASS_NAMES), text)]))
@@ -49,8 +58,7 @@ def majority_class(arguments: list[Argument]) -> str:
 
 
 def majority_predictions(arguments: list[Argument], premise: str, fallacy_class: str) -> list[FallacyPrediction]:
-    return [FallacyPrediction(a.id, f.id, [RankedPremise(fallacy_class, a.claim if premise == "claim"
-                                                           else a.accurate_premise)])
+    return [FallacyPrediction(a.id, f.id, [RankedPremise(fallacy_class, premise_text(a, premise))])
             for a in arguments for f in a.fallacies]
 
 
@@ -58,10 +66,9 @@ def run_majority_baseline(arguments: list[Argument], premise: str, fallacy_class
                           premises: PremiseMetricConfig | None) -> dict:
     result = evaluate(arguments, majority_predictions(arguments, premise, fallacy_class), 1, premises)
     metrics = {k: v for k, v in result["metrics"].items() if k in REPORTED}
-    counts = {"arguments": len(arguments), "fallacies": sum(len(a.fallacies) for a in arguments)}
     return {"kind": "majority", "majority_class": fallacy_class, "majority_from": source, "seeds": {},
             "mean": metrics, "std": {k: 0.0 for k in metrics}, "models": result["models"],
-            "unavailable": result["unavailable"], "premise": premise, "counts": counts}
+            "unavailable": result["unavailable"], "premise": premise, "counts": argument_counts(arguments)}
 
 
 def run_random_baseline(arguments: list[Argument], premise: str, seeds: Sequence[int],
@@ -76,9 +83,8 @@ def run_random_baseline(arguments: list[Argument], premise: str, seeds: Sequence
     keys = list(next(iter(per_seed.values())))
     mean = {k: statistics.fmean(m[k] for m in per_seed.values()) for k in keys}
     std = {k: statistics.pstdev([m[k] for m in per_seed.values()]) if len(per_seed) > 1 else 0.0 for k in keys}
-    counts = {"arguments": len(arguments), "fallacies": sum(len(a.fallacies) for a in arguments)}
     return {"kind": "random", "seeds": per_seed, "mean": mean, "std": std, "models": models,
-            "unavailable": unavailable, "premise": premise, "counts": counts}
+            "unavailable": unavailable, "premise": premise, "counts": argument_counts(arguments)}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -109,7 +109,8 @@ def generate_token_batches(model, tokenizer, token_ids: Sequence[Sequence[int]],
     device = next(model.parameters()).device
     results: list[list[str]] = [[] for _ in token_ids]
     k = num_return_sequences
-    copies = int(decoding.get("num_beams") or 1) if int(decoding.get("num_beams") or 1) > 1 else k
+    beams = int(decoding.get("num_beams") or 1)
+    copies = beams if beams > 1 else k  # how many rows generate makes of each prompt: beams, else samples
     for batch in length_sorted_batches([len(t) for t in token_ids], batch_size):
         ids, mask = left_padded([token_ids[i] for i in batch], tokenizer.pad_token_id)
         ids, mask = ids.to(device), mask.to(device)
