@@ -17,7 +17,7 @@ from common.resolvers import register_resolvers
 
 
 def _sample_data(name: str) -> str:
-    from faina.sample import default_sample_dir
+    from faina.data.synthetic import default_sample_dir
 
     return str(default_sample_dir() / name)
 

@@ -1,7 +1,7 @@
 """``python -m faina.tag MODEL_DIR (--text "..." | --input posts.txt|posts.jsonl) [--json] [--html OUT.html]``.
 
 Tags raw posts with a trained model: an exported model folder (``python -m faina.export``) or a fold folder
-of a run. Posts are tokenised with Faina's rule (``faina/tokenization.py``). Inputs: ``--text`` (repeatable),
+of a run. Posts are tokenised with Faina's rule (``faina/formats/tokenization.py``). Inputs: ``--text`` (repeatable),
 a ``.txt`` file (one post per line; blank lines are not posts) or a ``.jsonl`` file (one JSON object per line
 with a ``"text"`` field, or a JSON string). Output: one block per post listing each span with its view, label,
 tokens and characters (0-based, end exclusive), or each view's labels for post models; ``--json`` prints one
@@ -15,37 +15,11 @@ from pathlib import Path
 from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
 from common.io import atomic_write_text
-from faina.tag_page import render_page
-from faina.tagger import FallacyTagger
-from faina.textfile import read_lines
-
-
-def read_posts(path: str | Path) -> list[str]:
-    """The posts of a ``.txt`` (one per non-blank line) or ``.jsonl`` file, with file:line errors."""
-    path = Path(path)
-    lines = read_lines(path)
-    if path.suffix.lower() == ".jsonl":
-        posts = []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except ValueError as err:
-                raise UserError(f"not valid JSON ({err})", path=path, line=number,
-                                fix='write one object per line, e.g. {"text": "..."}') from None
-            text = value.get("text") if isinstance(value, dict) else value
-            if not isinstance(text, str):
-                raise UserError('a line without a "text" string', path=path, line=number,
-                                fix='write one object per line with the post in "text", e.g. {"text": "..."}')
-            if not text.strip():
-                raise UserError("empty post text", path=path, line=number, fix="remove the line or give it text")
-            posts.append(text)
-        return posts
-    if path.suffix.lower() != ".txt":
-        raise UserError(f"cannot tell the input kind from the extension {path.suffix!r}", path=path,
-                        fix="give a .txt file (one post per line) or a .jsonl file ({\"text\": ...} per line)")
-    return [line for line in lines if line.strip()]
+from faina.formats.raw_posts import (  # noqa: F401  (re-exported: the library API of this command)
+    read_posts,
+)
+from faina.serving.tag_page import render_page
+from faina.serving.tagger import FallacyTagger
 
 
 def format_post(number: int, post: dict, views: list[str]) -> str:

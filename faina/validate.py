@@ -12,9 +12,9 @@ from collections import Counter
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
-from faina.files import read_any
-from faina.labels import LabelInventory
-from faina.records import PostCorpus, SpanCorpus
+from faina.formats.any_file import read_any
+from faina.formats.labels import LabelInventory
+from faina.formats.records import PostCorpus, SpanCorpus
 
 
 def corpus_statistics(corpus: SpanCorpus | PostCorpus) -> dict:

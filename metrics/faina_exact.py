@@ -17,7 +17,7 @@ from __future__ import annotations
 import warnings
 from typing import Sequence
 
-from faina.records import Span
+from common.records import Span
 from metrics.faina_scores import view_name, with_view_average
 
 PostSpans = Sequence[Sequence[Span]]

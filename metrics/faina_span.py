@@ -21,8 +21,8 @@ import numpy as np
 import torch
 from torchmetrics import Metric
 
-from faina.labels import LabelInventory
-from faina.records import Span
+from common.labels import LabelInventory
+from common.records import Span
 from metrics.faina_scores import prf, scaled_ratio, view_name, with_view_average
 
 SPAN_MODES = ("strict", "soft")

@@ -94,6 +94,7 @@ def match_premises(items: Sequence[tuple[Sequence[Pair], Sequence[Pair]]], embed
 @functools.lru_cache(maxsize=4)
 def sbert_embedder(model: str) -> Embedder:
     from sentence_transformers import SentenceTransformer
+
     from common.model_availability import ensure_model_available
     encoder = SentenceTransformer(ensure_model_available(model, "SBERT model"), device="cpu")
     return lambda texts: encoder.encode(list(texts), convert_to_tensor=True, show_progress_bar=False, batch_size=64)

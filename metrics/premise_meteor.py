@@ -14,8 +14,9 @@ class MeteorScorer:
     name = "meteor"
 
     def __init__(self):
-        from metrics.wordnet_data import ensure_wordnet
         from nltk.tokenize import NLTKWordTokenizer
+
+        from metrics.wordnet_data import ensure_wordnet
         self._wordnet = ensure_wordnet()
         self._tokenize = NLTKWordTokenizer().tokenize
         self.model_name = "nltk-wordnet-3.0"

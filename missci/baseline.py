@@ -12,79 +12,24 @@ must clear to show it learned more than the class prior.
 from __future__ import annotations
 
 import argparse
-import random
-import statistics
-from collections import Counter
 from typing import Sequence
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
 from common.io import atomic_write_json
-from metrics.missci_premise import PremiseMetricConfig
-from missci.classes import CLASS_NAMES
-from missci.cli_options import add_data_options, add_premise_options, premise_config, print_result
-from missci.data import Argument, load_split
-from missci.evaluate import evaluate
-from missci.zero_shot import select
-from missci.predictions import FallacyPrediction, RankedPremise
-
-REPORTED = ("p@1", "arg@1", "f1_micro", "meteor", "bertscore", "nli_a", "nli_s")
-
-
-def premise_text(argument: Argument, premise: str) -> str:
-    """The premise a baseline predicts: the argument's claim or its accurate premise p0."""
-    return argument.claim if premise == "claim" else argument.accurate_premise
-
-
-def argument_counts(arguments: list[Argument]) -> dict[str, int]:
-    return {"arguments": len(arguments), "fallacies": sum(len(a.fallacies) for a in arguments)}
-
-
-def random_predictions(arguments: list[Argument], premise: str, seed: int) -> list[FallacyPrediction]:
-    rng = random.Random(seed)  # same sequence as random.seed(seed) + random.choice
-    result = []
-    for argument in arguments:
-        text = premise_text(argument, premise)
-        for fallacy in argument.fallacies:
-            result.append(FallacyPrediction(argument.id, fallacy.id,
-                                            [RankedPremise(rng.choice(CLASS_NAMES), text)]))
-    return result
-
-
-def majority_class(arguments: list[Argument]) -> str:
-    """The class of the most interchangeable fallacies in ``arguments`` (ties: alphabetically first)."""
-    counts = Counter(alt.fallacy_class for a in arguments for f in a.fallacies for alt in f.interchangeable)
-    return min(counts, key=lambda name: (-counts[name], name))
-
-
-def majority_predictions(arguments: list[Argument], premise: str, fallacy_class: str) -> list[FallacyPrediction]:
-    return [FallacyPrediction(a.id, f.id, [RankedPremise(fallacy_class, premise_text(a, premise))])
-            for a in arguments for f in a.fallacies]
-
-
-def run_majority_baseline(arguments: list[Argument], premise: str, fallacy_class: str, source: str,
-                          premises: PremiseMetricConfig | None) -> dict:
-    result = evaluate(arguments, majority_predictions(arguments, premise, fallacy_class), 1, premises)
-    metrics = {k: v for k, v in result["metrics"].items() if k in REPORTED}
-    return {"kind": "majority", "majority_class": fallacy_class, "majority_from": source, "seeds": {},
-            "mean": metrics, "std": {k: 0.0 for k in metrics}, "models": result["models"],
-            "unavailable": result["unavailable"], "premise": premise, "counts": argument_counts(arguments)}
-
-
-def run_random_baseline(arguments: list[Argument], premise: str, seeds: Sequence[int],
-                        premises: PremiseMetricConfig | None) -> dict:
-    per_seed: dict[str, dict[str, float]] = {}
-    models: dict[str, str] = {}
-    unavailable: dict[str, str] = {}
-    for seed in seeds:
-        result = evaluate(arguments, random_predictions(arguments, premise, seed), 1, premises)
-        per_seed[str(seed)] = {k: v for k, v in result["metrics"].items() if k in REPORTED}
-        models, unavailable = result["models"], result["unavailable"]
-    keys = list(next(iter(per_seed.values())))
-    mean = {k: statistics.fmean(m[k] for m in per_seed.values()) for k in keys}
-    std = {k: statistics.pstdev([m[k] for m in per_seed.values()]) if len(per_seed) > 1 else 0.0 for k in keys}
-    return {"kind": "random", "seeds": per_seed, "mean": mean, "std": std, "models": models,
-            "unavailable": unavailable, "premise": premise, "counts": argument_counts(arguments)}
+from missci.analysis.baselines import (  # noqa: F401  (re-exported: the library API of this command)
+    REPORTED,
+    argument_counts,
+    majority_class,
+    majority_predictions,
+    premise_text,
+    random_predictions,
+    run_majority_baseline,
+    run_random_baseline,
+)
+from missci.cli_options import add_data_options, add_premise_options, premise_metrics_from_args, print_result
+from missci.dataset.reader import load_split
+from missci.dataset.selection import select
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,9 +59,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
     arguments = select(load_split(args.split, args.data), args.max_arguments, args.max_fallacies)
     if args.kind == "majority":
         chosen = majority_class(load_split(args.majority_from, args.data))
-        result = run_majority_baseline(arguments, args.premise, chosen, args.majority_from, premise_config(args))
+        result = run_majority_baseline(arguments, args.premise, chosen, args.majority_from, premise_metrics_from_args(args))
     else:
-        result = run_random_baseline(arguments, args.premise, args.seeds, premise_config(args))
+        result = run_random_baseline(arguments, args.premise, args.seeds, premise_metrics_from_args(args))
     result["split"] = args.split
     if args.out:
         atomic_write_json(args.out, result)

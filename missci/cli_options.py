@@ -29,7 +29,7 @@ def add_premise_options(parser: argparse.ArgumentParser) -> None:
                        help=f"T5 NLI model (default: {PAPER_MODELS['nli_model']}; 'none' skips)")
 
 
-def premise_config(args: argparse.Namespace) -> PremiseMetricConfig | None:
+def premise_metrics_from_args(args: argparse.Namespace) -> PremiseMetricConfig | None:
     if args.no_premise_metrics:
         return None
     base = PremiseMetricConfig.paper() if args.paper_models else PremiseMetricConfig()

@@ -11,8 +11,8 @@ from typing import Sequence
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
-from missci.classes import CLASS_NAMES
-from missci.data import SPLITS, Argument, load_split
+from missci.dataset.classes import CLASS_NAMES
+from missci.dataset.reader import SPLITS, Argument, load_split
 
 
 def split_stats(arguments: list[Argument]) -> dict:

@@ -46,7 +46,12 @@ def default_optimizer(params, **overrides) -> torch.optim.Optimizer:
 
 
 class FallacyModule(L.LightningModule):
-    """Base LightningModule; subclasses define ``heads_parameters()``, the steps and ``prediction_counts``."""
+    """Base LightningModule: the encoder, the optimiser recipe and the evaluation loop MVML and MVMD share.
+
+    Subclasses define ``forward``, ``training_step``, ``_evaluate`` (decode a labelled batch and update the
+    metric and the predicted/gold counts), ``predict_step`` and, when their decision rule can be fitted on dev,
+    ``tune_decisions``; everything that is not the encoder counts as the heads (``heads_parameters``).
+    """
 
     def __init__(self, encoder: ChunkedEncoder | Mapping | None = None,
                  optimizer: Callable[..., torch.optim.Optimizer] | None = None,
@@ -90,7 +95,12 @@ class FallacyModule(L.LightningModule):
         return [p for p in self.parameters() if id(p) not in encoder_ids]
 
     def parameter_groups(self) -> tuple[list[dict], list[float | None]]:
-        """Optimiser groups and, per group, an lr multiplier (or an absolute lr for the heads)."""
+        """Optimiser groups (encoder layers bottom to top, then the heads) and, per group, how its lr is set.
+
+        Each group gets ``("factor", f)`` (the optimiser's lr times ``f``: discriminative decay ``d ** (top -
+        layer)`` for encoder layers, 1 without decay) or, for the heads when ``head_lr`` is set,
+        ``("absolute", head_lr)``; ``configure_optimizers`` applies them after the optimiser is built.
+        """
         groups = self.encoder_layer_groups()
         top = len(groups) - 1
         param_groups, lrs = [], []

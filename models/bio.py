@@ -11,7 +11,7 @@ from typing import Sequence
 
 import torch
 
-from faina.records import Span
+from common.records import Span
 
 O, B, I = 0, 1, 2
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from models.crf import B, O, BatchedBIOCRF
+from models.crf import B, BatchedBIOCRF, O
 
 THRESHOLD_GRID = tuple(round(0.05 * step, 2) for step in range(1, 20))  # 0.05 … 0.95
 O_BIAS_GRID = tuple(0.5 * step for step in range(-8, 9))  # −4 … 4

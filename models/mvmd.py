@@ -117,7 +117,7 @@ class MVMD(FallacyModule):
             metric.update(predicted, gold)
 
     def batch_spans(self, tags: torch.Tensor, mask: torch.Tensor):
-        """Spans per post per view (``faina.records.Span``, 1-based tokens) from tags ``[B, D, W]``."""
+        """Spans per post per view (``faina.formats.records.Span``, 1-based tokens) from tags ``[B, D, W]``."""
         tags, lengths = tags.cpu(), mask.sum(-1).tolist()
         return [tags_to_spans(tags[i], lengths[i], self.num_views, self.labels) for i in range(len(lengths))]
 

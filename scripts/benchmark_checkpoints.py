@@ -27,8 +27,8 @@ def build_checkpoint():
     import torch
     from omegaconf import OmegaConf
 
-    from faina.labels import LabelInventory
-    from faina.model_io import build_model
+    from faina.formats.labels import LabelInventory
+    from faina.serving.fold_model import build_model
     from models.encoder import offline_encoder_path
 
     conf = Path(__file__).resolve().parents[1] / "conf"

@@ -46,8 +46,8 @@ def phase_load(args) -> dict:
     """Load the model once (the cache setting comes from FALLACY_MODEL_CACHE) and fingerprint it."""
     import torch
 
-    from models.backends import spec_from_config
-    from models.llm import load_causal_lm
+    from models.llm.backends import spec_from_config
+    from models.llm.loading import load_causal_lm
     start = time.perf_counter()
     model, tokenizer = load_causal_lm(spec_from_config({**llm_config(args.llm), "device": "cpu"}))
     seconds = time.perf_counter() - start
@@ -59,8 +59,8 @@ def phase_load(args) -> dict:
 
 
 def missci_prompts(args) -> list[str]:
-    from missci.data import iter_fallacies, load_split
-    from missci.prompts import PromptOptions, reconstruction_prompt
+    from missci.dataset.reader import iter_fallacies, load_split
+    from missci.prompting.prompts import PromptOptions, reconstruction_prompt
     pairs = list(iter_fallacies(load_split("dev", args.data)))[:args.prompts]
     return [reconstruction_prompt(a, f, PromptOptions()) for a, f in pairs]
 
@@ -68,8 +68,8 @@ def missci_prompts(args) -> list[str]:
 def phase_generate(args) -> dict:
     import torch
 
-    from models.backends import build_backend
-    from models.generation import GenerationSettings, encode_prompts
+    from models.llm.backends import build_backend
+    from models.llm.generation import GenerationSettings, encode_prompts
 
     backend = build_backend({**llm_config(args.llm), "device": "cpu", "dtype": args.phase_dtype})
     tokenizer = backend.tokenizer
@@ -100,8 +100,8 @@ def phase_steps(args) -> dict:
     decoding cost per token; prefill per prompt does not shrink."""
     import torch
 
-    from models.llm import load_causal_lm
-    from models.backends import spec_from_config
+    from models.llm.backends import spec_from_config
+    from models.llm.loading import load_causal_lm
 
     model, _ = load_causal_lm(spec_from_config({**llm_config(args.llm), "device": "cpu", "dtype": args.phase_dtype}))
     generator = torch.Generator().manual_seed(0)
@@ -130,8 +130,8 @@ def phase_beams(args) -> dict:
     prefilled once and their cache copied k times (the default) and copied k times by ``generate`` (before)."""
     import torch
 
-    from models.backends import build_backend
-    from models.generation import encode_prompts, generate_token_batches
+    from models.llm.backends import build_backend
+    from models.llm.generation import encode_prompts, generate_token_batches
 
     backend = build_backend({**llm_config(args.llm), "device": "cpu", "dtype": args.phase_dtype})
     token_ids = encode_prompts(backend.tokenizer, missci_prompts(args))

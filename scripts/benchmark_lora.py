@@ -41,7 +41,7 @@ def peak_mib(device: str) -> float:
 def load(args):
     from omegaconf import OmegaConf
 
-    from missci.finetune import load_base_model
+    from missci.lora.runner import load_base_model
     llm = OmegaConf.to_container(OmegaConf.load(REPO / "conf" / "llm" / f"{args.llm}.yaml"), resolve=True)
     llm["device"] = args.device
     start = time.perf_counter()
@@ -50,9 +50,9 @@ def load(args):
 
 
 def missci_examples(args):
-    from missci.data import load_split
-    from missci.prompts import PromptOptions
-    from missci.sft_data import reconstruction_examples
+    from missci.dataset.reader import load_split
+    from missci.lora.sft_data import reconstruction_examples
+    from missci.prompting.prompts import PromptOptions
     options = PromptOptions(definitions=False, num_candidates=args.candidates)
     return load_split("dev", args.data), options, reconstruction_examples(load_split("dev", args.data), options)
 
@@ -60,8 +60,8 @@ def missci_examples(args):
 def phase_train(args) -> dict:
     import torch
 
-    from missci.sft_data import encode_examples
-    from models.lora_lm import LoraSettings, add_lora, answer_only_loss, count_parameters, pad_batch
+    from missci.lora.sft_data import encode_examples
+    from models.llm.lora_lm import LoraSettings, add_lora, answer_only_loss, count_parameters, pad_batch
 
     model, tokenizer, quantized, load_s = load(args)
     after_load = rss_mib()
@@ -94,10 +94,10 @@ def phase_train(args) -> dict:
 def phase_generate(args) -> dict:
     import torch
 
-    from missci.data import iter_fallacies
-    from missci.predict_lora import CandidateSettings, generate_candidates
-    from missci.prompts import reconstruction_prompt
-    from models.lora_lm import LoraSettings, add_lora
+    from missci.dataset.reader import iter_fallacies
+    from missci.lora.tasks import CandidateSettings, generate_candidates
+    from missci.prompting.prompts import reconstruction_prompt
+    from models.llm.lora_lm import LoraSettings, add_lora
 
     model, tokenizer, quantized, load_s = load(args)
     after_load = rss_mib()

@@ -42,9 +42,9 @@ def load_posts(path: Path, count: int):
     """Span features of the first ``count`` posts, their post-level targets ``[V, C]`` and the tokenizer."""
     import torch
 
-    from faina.levels import LEVELS
-    from faina.model_io import load_tokenizer
-    from faina.task_data import load_task_data
+    from faina.data.levels import LEVELS
+    from faina.data.task_data import load_task_data
+    from faina.serving.fold_model import load_tokenizer
     from models.encoder import offline_encoder_path
 
     data = load_task_data(str(path), None, "span", "fine")
@@ -65,7 +65,7 @@ def make_batches(features, batch_size: int, grouped: bool, seed: int = 0):
     import random
 
     from common.length_batches import length_grouped_order
-    from faina.features import Collator
+    from faina.data.features import Collator
 
     if grouped:
         order = length_grouped_order([len(f["input_ids"]) for f in features], batch_size, seed, 0)
@@ -159,9 +159,9 @@ def lightning_epoch_seconds(encoder, data, features, args, model_name: str, chec
     from lightning.pytorch.callbacks import ModelCheckpoint
     from lightning.pytorch.loggers import CSVLogger
 
-    from faina.datamodule import FainaDataModule
-    from faina.folds import FoldSplit
-    from faina.levels import LEVELS
+    from faina.data.datamodule import FainaDataModule
+    from faina.data.folds import FoldSplit
+    from faina.data.levels import LEVELS
     from models.mvmd import MVMD
     from models.mvml import MVML
 

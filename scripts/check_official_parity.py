@@ -33,11 +33,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from faina.conll import write_conll  # noqa: E402
-from faina.evaluate import evaluate_files  # noqa: E402
-from faina.labels import LabelInventory  # noqa: E402
-from faina.records import Post, PostCorpus, PostRow, Span, SpanCorpus  # noqa: E402
-from faina.tsv import write_post_tsv  # noqa: E402
+from faina.formats.conll import write_conll  # noqa: E402
+from faina.formats.labels import LabelInventory  # noqa: E402
+from faina.formats.records import Post, PostCorpus, PostRow, Span, SpanCorpus  # noqa: E402
+from faina.formats.tsv import write_post_tsv  # noqa: E402
+from faina.scoring.official import evaluate_files  # noqa: E402
 from metrics.faina_scores import ZeroDenominatorWarning  # noqa: E402
 
 INVENTORY = LabelInventory.load()

@@ -13,7 +13,6 @@ This is a measurement, not a test: it trains 2 × K models (tens of CPU minutes 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -32,10 +31,10 @@ TASKS = {"span-f": ("conll", "span-fine", "model.module.o_bias=tuned"),
 def split_sample(out: Path, test_posts: int, train_posts: int | None = None) -> None:
     """Hold out the last ``test_posts`` posts of the sample (CoNLL and TSV list the same posts in order);
     the labelled file is the first ``train_posts`` of the others (all when ``None``)."""
-    from faina.conll import read_conll, write_conll
-    from faina.levels import subset
-    from faina.sample import default_sample_dir
-    from faina.tsv import read_post_tsv, write_post_tsv
+    from faina.data.levels import subset
+    from faina.data.synthetic import default_sample_dir
+    from faina.formats.conll import read_conll, write_conll
+    from faina.formats.tsv import read_post_tsv, write_post_tsv
 
     for ext, read, write in (("conll", read_conll, write_conll), ("tsv", read_post_tsv, write_post_tsv)):
         corpus = read(default_sample_dir() / f"sample.{ext}")
@@ -57,8 +56,8 @@ def train(out: Path, task: str, ensemble: int, epochs: int) -> Path:
 
 def variants(results_dir: Path, ensemble: int):
     """(name, model, meta) for every single model and the ensemble, each with the tuned and the fixed rule."""
-    from faina.ensemble import fold_dirs
-    from faina.model_io import load_exported
+    from faina.serving.fold_model import load_exported
+    from faina.serving.loading import fold_dirs
     from models.ensemble import ensemble as make_ensemble
 
     for rule in ("fixed", "tuned"):
@@ -76,11 +75,11 @@ def variants(results_dir: Path, ensemble: int):
 
 
 def score(results_dir: Path, out: Path, task: str, ensemble: int) -> dict[str, float]:
-    from faina.evaluate import evaluate_files
-    from faina.labels import LabelInventory
-    from faina.levels import LEVELS
-    from faina.predict import predict_corpus
-    from faina.task_data import read_level
+    from faina.data.levels import LEVELS
+    from faina.data.task_data import read_level
+    from faina.formats.labels import LabelInventory
+    from faina.scoring.official import evaluate_files
+    from faina.serving.prediction import predict_corpus
 
     ext, eval_task, _ = TASKS[task]
     gold = out / f"test.{ext}"

@@ -66,7 +66,7 @@ def real_missci() -> Path:
 @pytest.fixture(scope="session")
 def missci_sample() -> Path:
     """The synthetic Missci sample shipped in the package (never skipped)."""
-    from missci.sample import default_sample_dir
+    from missci.dataset.synthetic import default_sample_dir
     return default_sample_dir()
 
 

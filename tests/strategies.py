@@ -1,6 +1,6 @@
 """Hypothesis strategies for random *valid* Faina data, shared by the tests of every area.
 
-Everything drawn here can be written with ``faina.conll.write_conll`` / ``faina.tsv.write_post_tsv`` and
+Everything drawn here can be written with ``faina.formats.conll.write_conll`` / ``faina.formats.tsv.write_post_tsv`` and
 read back without an error: same-label spans of one view never overlap (they may touch), spans of
 different labels overlap freely, post ids are unique, texts hold no tabs or newlines. Pairs of corpora
 (gold, prediction) share their posts and tokens, and predictions are drawn partly as perturbed copies of
@@ -15,8 +15,8 @@ from typing import Sequence
 
 from hypothesis import strategies as st
 
-from faina.labels import LabelInventory
-from faina.records import Post, PostCorpus, PostRow, Span, SpanCorpus
+from faina.formats.labels import LabelInventory
+from faina.formats.records import Post, PostCorpus, PostRow, Span, SpanCorpus
 
 INVENTORY = LabelInventory.load()
 FINE_LABELS = INVENTORY.fine

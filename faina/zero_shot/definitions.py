@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from common.errors import UserError
-from faina.labels import LabelInventory
+from faina.formats.labels import LabelInventory
 
 DEFAULT_DEFINITIONS_FILE = Path(str(resources.files("faina") / "fallacy_definitions.yaml"))
 

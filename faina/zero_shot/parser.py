@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from common.errors import UserError
-from faina.records import Span
+from faina.formats.records import Span
 from faina.zero_shot.definitions import LabelDefinitions
 
 ITEM_RE = re.compile(r"\[([^\[\]\n]{0,300})\]")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from common.errors import UserError
-from faina.labels import LabelInventory
-from faina.records import Post, PostRow
+from faina.formats.labels import LabelInventory
+from faina.formats.records import Post, PostRow
 from faina.zero_shot.definitions import LabelDefinitions
 
 TASK_HEADING = "Task:"

@@ -24,11 +24,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from common.errors import UserError
 from common.io import atomic_write_json, atomic_write_text
-from faina.conll import write_conll
-from faina.evaluate import evaluate_files
-from faina.records import Post, PostCorpus, PostRow, SpanCorpus
-from faina.task_data import load_task_data
-from faina.tsv import write_post_tsv
+from faina.data.task_data import load_task_data
+from faina.formats.conll import write_conll
+from faina.formats.records import Post, PostCorpus, PostRow, SpanCorpus
+from faina.formats.tsv import write_post_tsv
+from faina.scoring.official import evaluate_files
 from faina.zero_shot.audit import audit_output, format_audit, summarise_audit
 from faina.zero_shot.definitions import load_definitions
 from faina.zero_shot.parser import LabelMatcher, ParsedAnswer, build_parser
@@ -71,8 +71,8 @@ class ZeroShotSettings:
 def generate_answers(llm: dict, prompts: Sequence[str], settings: ZeroShotSettings) -> list[str]:
     """Load the configured causal LM (``llm.backend``) and generate one answer per prompt (greedy, seeded,
     batched by length; answers in prompt order)."""
-    from models.backends import build_backend
-    from models.generation import GenerationSettings
+    from models.llm.backends import build_backend
+    from models.llm.generation import GenerationSettings
 
     generation = GenerationSettings(max_new_tokens=settings.max_new_tokens, batch_size=settings.batch_size,
                                     num_beams=1, seed=settings.seed, use_chat_template=settings.use_chat_template,

@@ -7,10 +7,11 @@ import sys
 
 import pytest
 
-from faina.conll import read_conll, write_conll
-from faina.derive import coarse_corpus
-from faina.evaluate import evaluate_files, main
-from faina.labels import LabelInventory
+from faina.data.coarse import coarse_corpus
+from faina.evaluate import main
+from faina.formats.conll import read_conll, write_conll
+from faina.formats.labels import LabelInventory
+from faina.scoring.official import evaluate_files
 
 INV = LabelInventory.load()
 LL, AE, ST, DO, SL = "Loaded-language", "Appeal-to-emotion", "Strawman", "Doubt", "Slogan"

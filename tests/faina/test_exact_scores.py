@@ -6,7 +6,7 @@ import json
 import pytest
 
 from faina.evaluate import main
-from faina.records import Span
+from faina.formats.records import Span
 from metrics.faina_exact import bio_tags, exact_span_scores
 
 A, B, C = "Doubt", "Slogan", "Strawman"

@@ -10,16 +10,16 @@ from fractions import Fraction as F
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import post_corpus_pairs, span_corpus_pairs
 
-from faina.conll import write_conll
-from faina.evaluate import evaluate_files
-from faina.labels import LabelInventory
-from faina.records import Span
-from faina.tsv import write_post_tsv
+from faina.formats.conll import write_conll
+from faina.formats.labels import LabelInventory
+from faina.formats.records import Span
+from faina.formats.tsv import write_post_tsv
+from faina.scoring.official import evaluate_files
 from metrics.faina_post import NO_LABEL, PostMicroScore
 from metrics.faina_scores import ZeroDenominatorWarning
 from metrics.faina_span import SpanOverlapScore
-from strategies import post_corpus_pairs, span_corpus_pairs
 
 INV = LabelInventory.load()
 LL, AE, DO, ST, VA, SL = ("Loaded-language", "Appeal-to-emotion", "Doubt", "Strawman", "Vagueness", "Slogan")

@@ -6,11 +6,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from common.errors import UserError
-from faina.conll import check_aligned, format_conll, read_conll
-from faina.derive import coarse_labels, coarse_spans
-from faina.labels import LabelInventory
-from faina.records import Post, PostCorpus, PostRow, Span, SpanCorpus
-from faina.tsv import check_rows_aligned, format_post_tsv, post_corpus_from_spans, read_post_tsv, rows_with_labels
+from faina.data.coarse import coarse_labels, coarse_spans
+from faina.formats.conll import check_aligned, format_conll, read_conll
+from faina.formats.labels import LabelInventory
+from faina.formats.records import Post, Span, SpanCorpus
+from faina.formats.tsv import (
+    check_rows_aligned,
+    format_post_tsv,
+    post_corpus_from_spans,
+    read_post_tsv,
+    rows_with_labels,
+)
 
 INV = LabelInventory.load()
 AA, VA, SL = "Appeal-to-authority", "Vagueness", "Slogan"

@@ -10,11 +10,13 @@ from statistics import mean
 
 import pytest
 
-from faina.conll import read_conll
-from faina.labels import LabelInventory
-from faina.records import SpanCorpus
-from faina.sample import (DEFAULT_POSTS, default_sample_dir, generate_sample, main, tokenize, write_sample)
-from faina.tsv import post_corpus_from_spans, read_post_tsv
+from faina.data.synthetic import DEFAULT_POSTS, default_sample_dir, generate_sample, write_sample
+from faina.formats.conll import read_conll
+from faina.formats.labels import LabelInventory
+from faina.formats.records import SpanCorpus
+from faina.formats.tokenization import tokenize
+from faina.formats.tsv import post_corpus_from_spans, read_post_tsv
+from faina.sample import main
 
 FILES = ("sample.conll", "sample.tsv", "sample-unlabelled.conll", "sample-unlabelled.tsv")
 LL, AE, CR, ST = "Loaded-language", "Appeal-to-emotion", "Circular-reasoning", "Strawman"

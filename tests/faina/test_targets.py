@@ -1,12 +1,12 @@
-"""``data.targets``: aggregating annotator views on hand-made posts (``faina.targets``) and the clear errors."""
+"""``data.targets``: aggregating annotator views on hand-made posts (``faina.data.targets``) and the clear errors."""
 from __future__ import annotations
 
 import pytest
 
 from common.errors import UserError
-from faina.records import Post, PostCorpus, PostRow, Span, SpanCorpus
-from faina.targets import aggregate_corpus, aggregate_labels, aggregate_spans
-from faina.task_data import load_task_data
+from faina.data.targets import aggregate_corpus, aggregate_labels, aggregate_spans
+from faina.data.task_data import load_task_data
+from faina.formats.records import Post, PostCorpus, PostRow, Span, SpanCorpus
 
 D, S = "Doubt", "Slogan"
 A1 = [Span(2, 5, D)]

@@ -1,9 +1,9 @@
-"""Faina's tokenisation rule (faina/tokenization.py): exact offsets, the documented cases, and the sample's tokens."""
+"""Faina's tokenisation rule (faina/formats/tokenization.py): exact offsets, the documented cases, and the sample's tokens."""
 from __future__ import annotations
 
-from faina.conll import read_conll
-from faina.sample import default_sample_dir
-from faina.tokenization import tokenize, tokenize_with_offsets
+from faina.data.synthetic import default_sample_dir
+from faina.formats.conll import read_conll
+from faina.formats.tokenization import tokenize, tokenize_with_offsets
 
 
 def test_documented_cases():

@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 
-from faina.sample import default_sample_dir
+from faina.data.synthetic import default_sample_dir
 from faina.validate import main
 
 REPO_ROOT = default_sample_dir().parents[1]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from faina.labels import LabelInventory
+from faina.formats.labels import LabelInventory
 from faina.zero_shot.definitions import load_definitions
 from faina.zero_shot.parser import LabelMatcher, build_parser
 

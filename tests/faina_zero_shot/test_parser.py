@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from common.errors import UserError
-from faina.records import Span
+from faina.formats.records import Span
 from faina.zero_shot.parser import LabelMatcher
 
 

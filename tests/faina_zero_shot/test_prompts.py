@@ -6,7 +6,7 @@ import re
 import pytest
 
 from common.errors import UserError
-from faina.records import Post, PostRow
+from faina.formats.records import Post, PostRow
 from faina.zero_shot.definitions import load_definitions
 from faina.zero_shot.prompts import PROMPT_HEADINGS, PromptBuilder
 

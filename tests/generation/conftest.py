@@ -16,7 +16,7 @@ PROMPTS = ["the claim is false",
 
 
 def tiny_spec(**overrides):
-    from models.llm import CausalLMSpec
+    from models.llm.loading import CausalLMSpec
     return CausalLMSpec("tiny-llama", tokenizer="minilm", device="cpu", tiny_config=dict(TINY), seed=3,
                         **overrides)
 
@@ -24,5 +24,5 @@ def tiny_spec(**overrides):
 @pytest.fixture(scope="module")
 def tiny_lm():
     """(model, tokenizer) of a random 2-layer Llama; MiniLM's tokenizer has no chat template."""
-    from models.llm import load_causal_lm
+    from models.llm.loading import load_causal_lm
     return load_causal_lm(tiny_spec())

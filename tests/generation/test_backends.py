@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from generation.conftest import PROMPTS
 
 from common.errors import UserError
-from models.backends import Decoding, TransformersBackend, backend_factory, build_backend
-from models.vllm_backend import VllmApi, VllmBackend
-
-from generation.conftest import PROMPTS
+from models.llm.backends import Decoding, TransformersBackend, backend_factory, build_backend
+from models.llm.vllm_backend import VllmApi, VllmBackend
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
@@ -102,7 +101,7 @@ def test_greedy_requests_and_answers_match_the_transformers_backend(tiny_lm, fak
 
 
 def test_beam_candidates_strip_the_prompt_and_keep_rank_order(tiny_lm, fake_vllm):
-    from missci.predict_lora import CandidateSettings, generate_candidates
+    from missci.lora.tasks import CandidateSettings, generate_candidates
     backend, engine = fake_vllm
     model, tokenizer = tiny_lm
     settings = CandidateSettings(num_candidates=2, strategy="beam", max_new_tokens=6)
@@ -143,7 +142,7 @@ def test_a_missing_answer_is_an_error_not_a_shifted_row(tiny_lm):
 def test_vllm_without_the_package_is_one_clear_message(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm -> ImportError
     with pytest.raises(UserError, match="needs the vllm package") as info:
-        build_backend({"name_or_path": "smollm2", "backend": {"_target_": "models.vllm_backend.VllmBackend.load"}})
+        build_backend({"name_or_path": "smollm2", "backend": {"_target_": "models.llm.vllm_backend.VllmBackend.load"}})
     assert "pip install '.[vllm]'" in info.value.fix
 
 
@@ -151,7 +150,7 @@ def test_vllm_without_the_package_is_one_clear_message(monkeypatch):
 def test_vllm_without_a_gpu_is_one_clear_message(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))
     with pytest.raises(UserError, match="needs a CUDA GPU"):
-        build_backend({"name_or_path": "smollm2", "backend": {"_target_": "models.vllm_backend.VllmBackend.load"}})
+        build_backend({"name_or_path": "smollm2", "backend": {"_target_": "models.llm.vllm_backend.VllmBackend.load"}})
 
 
 def test_the_backend_is_a_config_group_of_every_llm():

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from missci.predict_lora import CandidateSettings, generate_candidates
-from models.generation import GenerationSettings, generate, left_padded, length_sorted_batches
-
 from generation.conftest import PROMPTS
+
+from missci.lora.tasks import CandidateSettings, generate_candidates
+from models.llm.generation import GenerationSettings, generate, left_padded, length_sorted_batches
 
 
 def test_batches_group_similar_lengths_longest_first():
@@ -68,7 +67,7 @@ def test_beam_candidates_batched_equal_alone(tiny_lm):
 
 def _plain_generate(model, tokenizer, prompts, k, **decoding):
     """HF generate on the left-padded batch, prompts copied k times by generate itself (no shared prefill)."""
-    from models.generation import encode_prompts
+    from models.llm.generation import encode_prompts
     ids, mask = left_padded(encode_prompts(tokenizer, prompts), tokenizer.pad_token_id)
     with torch.no_grad():
         out = model.generate(input_ids=ids, attention_mask=mask, pad_token_id=tokenizer.pad_token_id,
@@ -77,7 +76,7 @@ def _plain_generate(model, tokenizer, prompts, k, **decoding):
 
 
 def _shared_generate(model, tokenizer, prompts, k, **decoding):
-    from models.generation import encode_prompts, generate_token_batches
+    from models.llm.generation import encode_prompts, generate_token_batches
     texts = generate_token_batches(model, tokenizer, encode_prompts(tokenizer, prompts), len(prompts),
                                    num_return_sequences=k, **decoding)
     return [t for row in texts for t in row]
@@ -102,7 +101,7 @@ def test_shared_prefill_gives_the_answers_of_copied_prompts(tiny_lm, decoding):
 def test_beams_start_from_one_prefilled_cache_per_prompt(tiny_lm, monkeypatch):
     """generate receives a cache with k copies of each prompt, all prompt tokens but the last, so no
     prompt token is processed k times."""
-    from models.generation import encode_prompts, generate_token_batches
+    from models.llm.generation import encode_prompts, generate_token_batches
     model, tokenizer = tiny_lm
     seen = []
     original = model.generate

@@ -6,11 +6,10 @@ import json
 
 import pytest
 import torch
-
-import models.converted_cache as cache
-from models.llm import CausalLMSpec, load_causal_lm
-
 from generation.conftest import tiny_spec
+
+import models.llm.converted_cache as cache
+from models.llm.loading import CausalLMSpec, load_causal_lm
 
 
 @pytest.fixture
@@ -105,7 +104,7 @@ def test_the_env_var_relocates_or_switches_off(tmp_path, monkeypatch):
 def test_switched_off_the_gguf_file_is_loaded_directly(fake_gguf, tmp_path):
     from dataclasses import replace
 
-    from models.llm import model_source
+    from models.llm.loading import model_source
     spec, calls = fake_gguf
     reference, kwargs = model_source(replace(spec, converted_cache="off"))
     assert reference == str(tmp_path / "models") and kwargs == {"gguf_file": "model.gguf"} and not calls

@@ -14,10 +14,10 @@ def test_smollm2_batched_greedy_equals_one_at_a_time():
         pytest.skip(f"Missci data not found under {DATA_DIR}")
     from omegaconf import OmegaConf
 
-    from missci.data import iter_fallacies, load_split
-    from missci.prompts import PromptOptions, reconstruction_prompt
-    from models.backends import build_backend
-    from models.generation import GenerationSettings
+    from missci.dataset.reader import iter_fallacies, load_split
+    from missci.prompting.prompts import PromptOptions, reconstruction_prompt
+    from models.llm.backends import build_backend
+    from models.llm.generation import GenerationSettings
 
     llm = OmegaConf.to_container(OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/llm/smollm2.yaml"))
     backend = build_backend({**llm, "device": "cpu"})
@@ -37,10 +37,10 @@ def test_smollm2_beams_from_a_shared_prefill_equal_copied_prompts():
     import torch
     from omegaconf import OmegaConf
 
-    from missci.data import iter_fallacies, load_split
-    from missci.prompts import PromptOptions, reconstruction_prompt
-    from models.backends import build_backend
-    from models.generation import encode_prompts, generate_token_batches, left_padded
+    from missci.dataset.reader import iter_fallacies, load_split
+    from missci.prompting.prompts import PromptOptions, reconstruction_prompt
+    from models.llm.backends import build_backend
+    from models.llm.generation import encode_prompts, generate_token_batches, left_padded
 
     llm = OmegaConf.to_container(OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/llm/smollm2.yaml"))
     backend = build_backend({**llm, "device": "cpu"})

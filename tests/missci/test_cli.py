@@ -6,9 +6,9 @@ import pytest
 
 from common.errors import UserError
 from missci import baseline, download, evaluate, stats
-from missci.classes import CLASS_NAMES
-from missci.data import load_split
-from missci.predictions import FallacyPrediction, RankedPremise, read_predictions, write_predictions
+from missci.dataset.classes import CLASS_NAMES
+from missci.dataset.prediction_file import FallacyPrediction, RankedPremise, read_predictions, write_predictions
+from missci.dataset.reader import load_split
 
 
 def _raw_counts(folder):
@@ -140,7 +140,7 @@ def test_majority_baseline_predicts_the_most_frequent_class_of_the_other_split(d
     assert result["mean"]["p@1"] == pytest.approx(share)
     assert f"majority class ({expected!r}, most frequent in dev)" in capsys.readouterr().out
 
-    from missci.report import load_rows
+    from missci.analysis.report_table import load_rows
     (row,) = load_rows(out.parent)
     assert row.name == f"majority (always {expected}, the most frequent class of dev)"
     assert row.metrics["p@1"] == pytest.approx(share) and "rank k > 1" in row.unavailable["p@2"]

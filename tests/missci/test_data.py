@@ -1,8 +1,8 @@
 import pytest
 
 from common.errors import UserError
-from missci.data import is_sample, load_split, read_arguments, resolve_data_dir
-from missci.sample import default_sample_dir
+from missci.dataset.reader import is_sample, load_split, read_arguments, resolve_data_dir
+from missci.dataset.synthetic import default_sample_dir
 from tests.missci.conftest import make_argument
 
 
@@ -69,9 +69,10 @@ def test_data_dir_resolution(monkeypatch, tmp_path):
 
 
 def test_reading_the_sample_warns_once_that_it_is_synthetic(caplog):
-    from missci import data
+    from missci.dataset import reader as data
+
     data._warn_synthetic_once.cache_clear()
-    with caplog.at_level("WARNING", logger="missci.data"):
+    with caplog.at_level("WARNING", logger="missci.dataset.reader"):
         load_split("dev", "sample")
         load_split("test", default_sample_dir())
     assert [r.getMessage() for r in caplog.records].count(

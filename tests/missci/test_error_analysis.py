@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from metrics.missci_classification import confusion, per_class_scores
-from missci.data import load_split
-from missci.error_analysis import NO_ANSWER, class_pairs, confusion_table, per_class_table, scored_fallacies
-from missci.predictions import FallacyPrediction, RankedPremise, write_predictions
+from missci.analysis.error_analysis import NO_ANSWER, class_pairs, confusion_table, per_class_table, scored_fallacies
+from missci.dataset.prediction_file import FallacyPrediction, RankedPremise, write_predictions
+from missci.dataset.reader import load_split
 
 REPO = Path(__file__).resolve().parents[2]
 WRONG = "Impossible Expectations"

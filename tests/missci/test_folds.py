@@ -1,8 +1,8 @@
 import pytest
 
 from common.errors import UserError
-from missci.data import load_split
-from missci.folds import argument_fold, argument_folds
+from missci.dataset.folds import argument_fold, argument_folds
+from missci.dataset.reader import load_split
 
 
 def test_folds_partition_arguments_without_leakage(data_dir):
@@ -34,7 +34,7 @@ def test_bad_fold_settings(data_dir):
 def _hand_made_arguments() -> list:
     """14 arguments over 10 claims: one claim in 3 arguments, two in 2 (one written with other case and
     spacing), the rest alone; 1 to 4 fallacies each."""
-    from missci.data import Argument, Fallacy, InterchangeableFallacy
+    from missci.dataset.reader import Argument, Fallacy, InterchangeableFallacy
 
     claims = ["Masks cause hypoxia.", "Masks cause hypoxia.", "masks  cause HYPOXIA.",
               "Vitamin D prevents COVID-19.", "Vitamin D prevents COVID-19.",
@@ -52,7 +52,7 @@ def _hand_made_arguments() -> list:
 
 @pytest.mark.parametrize("seed", [0, 1, 7])
 def test_claim_folds_keep_every_claim_and_argument_on_one_side(seed):
-    from missci.folds import claim_key, grouped_folds
+    from missci.dataset.folds import claim_key, grouped_folds
 
     arguments = _hand_made_arguments()
     folds = grouped_folds(arguments, 4, seed=seed)
@@ -73,7 +73,7 @@ def test_claim_folds_keep_every_claim_and_argument_on_one_side(seed):
 
 
 def test_argument_grouping_keeps_the_earlier_folds_and_claims_can_leak_there():
-    from missci.folds import claim_key, grouped_folds
+    from missci.dataset.folds import claim_key, grouped_folds
 
     arguments = _hand_made_arguments()
     by_argument = grouped_folds(arguments, 4, seed=3, group_by="argument")

@@ -1,4 +1,4 @@
-from missci.parser import parse_output
+from missci.prompting.answer_parser import parse_output
 
 HG, FE, FX = "Hasty Generalization", "False Equivalence", "Fallacy of Exclusion"
 

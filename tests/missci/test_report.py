@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from missci.report import COLUMNS, PAPER_ROWS, load_rows, main, markdown_table, report
+from missci.analysis.report_table import COLUMNS, PAPER_ROWS, load_rows, markdown_table, report
+from missci.report import main
 
 
 def _ranking(p1: float) -> dict:

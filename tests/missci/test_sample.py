@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from common.errors import UserError
-from missci.classes import CLASS_NAMES
-from missci.data import load_split, read_arguments
-from missci.sample import SPLIT_FILES, default_sample_dir, generate_arguments, main, write_sample
+from missci.dataset.classes import CLASS_NAMES
+from missci.dataset.reader import load_split, read_arguments
+from missci.dataset.synthetic import SPLIT_FILES, default_sample_dir, generate_arguments, write_sample
+from missci.sample import main
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from missci.data import load_split
-from missci.predictions import read_predictions
-from missci.zero_shot import run_zero_shot, select
+from missci.dataset.prediction_file import read_predictions
+from missci.dataset.reader import load_split
+from missci.zero_shot.reconstruction import run_zero_shot, select
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 NO_MODEL_METRICS = {"meteor": True, "sbert_model": "minilm", "bertscore_model": None, "nli_model": None}

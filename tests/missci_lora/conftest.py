@@ -4,7 +4,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from missci_lora.helpers import tiny_spec
 
 
@@ -17,11 +16,11 @@ def data_dir(missci_sample) -> Path:
 @pytest.fixture
 def tiny_model():
     """(model, tokenizer): a random 2-layer Llama (hidden 16) with the packaged MiniLM tokenizer."""
-    from models.llm import load_causal_lm
+    from models.llm.loading import load_causal_lm
     return load_causal_lm(tiny_spec())
 
 
 @pytest.fixture(scope="session")
 def minilm_tokenizer():
-    from models.llm import load_tokenizer
+    from models.llm.loading import load_tokenizer
     return load_tokenizer(tiny_spec())

@@ -10,11 +10,12 @@ TINY_CONFIG = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 
 
 
 def tiny_spec(seed: int = 0):
-    from models.llm import CausalLMSpec
+    from models.llm.loading import CausalLMSpec
     return CausalLMSpec("tiny-llama", tokenizer="minilm", device="cpu", tiny_config=dict(TINY_CONFIG), seed=seed)
 
 
 def compose(overrides: list[str]):
-    from hydra import compose as hydra_compose, initialize_config_dir
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return hydra_compose(config_name="train", overrides=overrides)

@@ -1,10 +1,10 @@
 """Fold leakage: whole arguments per fold, each predicted once, training data never holds a test argument."""
 from omegaconf import OmegaConf
 
-from missci.data import load_split
-from missci.finetune import fold_plans
-from missci.prompts import PromptOptions
-from missci.sft_data import reconstruction_examples
+from missci.dataset.reader import load_split
+from missci.lora.runner import fold_plans
+from missci.lora.sft_data import reconstruction_examples
+from missci.prompting.prompts import PromptOptions
 
 
 def test_kfold_predicts_every_argument_once_with_no_leak(data_dir):
@@ -34,8 +34,8 @@ def test_official_trains_on_dev_and_tests_on_test(data_dir):
 
 
 def test_default_folds_keep_claims_together_on_the_real_data(data_dir):
-    from missci.folds import claim_key
-    from missci.zero_shot import select
+    from missci.dataset.folds import claim_key
+    from missci.dataset.selection import select
 
     plans = fold_plans(OmegaConf.create({"name": "kfold", "num_folds": 5, "group_by": "claim"}), 42, str(data_dir))
     for plan in plans:

@@ -1,11 +1,19 @@
 """LoRA wiring on a tiny random Llama: only adapters train, the base stays frozen, adapters round-trip."""
 import lightning.pytorch as pl
 import torch
-
-from models.lora_lm import (LoraCausalLM, LoraSettings, OptimiserSettings, add_lora, count_parameters, load_adapter,
-                            merge_adapter, pad_batch, save_adapter)
-
 from missci_lora.helpers import tiny_spec
+
+from models.llm.lora_lm import (
+    LoraCausalLM,
+    LoraSettings,
+    OptimiserSettings,
+    add_lora,
+    count_parameters,
+    load_adapter,
+    merge_adapter,
+    pad_batch,
+    save_adapter,
+)
 
 
 def batch_of(tokenizer, texts, prompt_tokens=3):
@@ -43,7 +51,7 @@ def test_only_adapter_weights_train_and_base_is_frozen(tiny_model):
 
 
 def test_saved_adapter_reloads_to_the_same_outputs(tmp_path, tiny_model):
-    from models.llm import load_causal_lm
+    from models.llm.loading import load_causal_lm
 
     model, tokenizer = tiny_model
     peft_model = add_lora(model, LoraSettings(rank=4, alpha=8, dropout=0.0))
@@ -81,6 +89,7 @@ def test_checkpoint_holds_only_adapter_tensors(tiny_model):
 
 def test_unknown_target_module_is_a_user_error(tiny_model):
     import pytest
+
     from common.errors import UserError
 
     model, _ = tiny_model

@@ -2,9 +2,9 @@
 import torch
 import torch.nn.functional as F
 
-from missci.sft_data import IGNORE_INDEX, SftExample, encode_example, encode_examples
-from models.generation import render_prompt
-from models.lora_lm import answer_only_loss, pad_batch
+from missci.lora.sft_data import IGNORE_INDEX, SftExample, encode_example, encode_examples
+from models.llm.generation import render_prompt
+from models.llm.lora_lm import answer_only_loss, pad_batch
 
 EXAMPLE = SftExample("arg-1", "arg-1:1", "Claim: turmeric cures cancer.",
                      "Fallacious premise: one patient is enough; Applied fallacy class: Hasty Generalization")

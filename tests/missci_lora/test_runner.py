@@ -3,13 +3,12 @@ import json
 
 import pytest
 import torch
+from missci_lora.helpers import compose
 
 import train
-from missci.data import load_split
+from missci.dataset.prediction_file import read_predictions
+from missci.dataset.reader import load_split
 from missci.predict_lora import main as predict_main
-from missci.predictions import read_predictions
-
-from missci_lora.helpers import compose
 
 QUICK = ["llm=tiny-llama", "callbacks=none", "logger=csv", "task.lora.max_steps=2", "task.lora.batch_size=2",
          "task.lora.max_train_examples=4", "task.lora.candidates.max_new_tokens=4",
@@ -55,8 +54,8 @@ def test_official_run_trains_saves_predicts_and_reruns(tmp_path, data_dir, capsy
 
 
 def test_kfold_pools_held_out_predictions(tmp_path, data_dir):
-    from missci.finetune import fold_plans
-    from missci.zero_shot import select
+    from missci.dataset.selection import select
+    from missci.lora.runner import fold_plans
 
     cfg, metrics = run(tmp_path, data_dir, "cv=kfold", "task.max_fallacies=8", "name=cv")
     results = json.loads((tmp_path / "cv" / "results.json").read_text())
@@ -87,7 +86,7 @@ def test_classification_task_finetunes(tmp_path, data_dir):
     metrics = train.run(cfg)
     assert set(metrics) >= {"test/accuracy", "test/f1_macro", "folds/accuracy_mean"}
     rows = [json.loads(line) for line in (tmp_path / "cls" / "fold0" / "classify.jsonl").read_text().splitlines()]
-    from missci.zero_shot import select
+    from missci.dataset.selection import select
     alternatives = [alt for a in select(load_split("test", data_dir), max_fallacies=2) for f in a.fallacies
                     for alt in f.interchangeable]
     assert [(r["id"], r["gold"]) for r in rows] == [(alt.id, alt.fallacy_class) for alt in alternatives]
@@ -107,7 +106,7 @@ def test_cli_rejects_a_folder_without_adapter(tmp_path, capsys):
 def test_results_say_why_a_premise_metric_is_missing(tmp_path, data_dir):
     """An NLI model that cannot be loaded leaves NLI-A/S out of results.json with the reason, which
     missci.report prints instead of 'not computed'; METEOR is computed and its model named."""
-    from missci.report import load_rows
+    from missci.analysis.report_table import load_rows
 
     cfg = compose(["task=missci-gen", f"task.data_dir={data_dir}", f"paths.results_dir={tmp_path}", *QUICK,
                    "cv=official", "name=nli", "task.premise_metrics.bertscore_model=null",

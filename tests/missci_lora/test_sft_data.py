@@ -1,8 +1,8 @@
 """Training examples: the zero-shot prompts, one per interchangeable fallacy, answers the shared parser reads."""
-from missci.data import load_split
-from missci.parser import parse_output
-from missci.prompts import PromptOptions, classification_prompt, reconstruction_prompt
-from missci.sft_data import classification_examples, reconstruction_examples
+from missci.dataset.reader import load_split
+from missci.lora.sft_data import classification_examples, reconstruction_examples
+from missci.prompting.answer_parser import parse_output
+from missci.prompting.prompts import PromptOptions, classification_prompt, reconstruction_prompt
 
 
 def test_reconstruction_targets_cover_every_interchangeable_fallacy(data_dir):

@@ -2,11 +2,10 @@
 import json
 
 import pytest
+from missci_lora.helpers import compose
 
 import train
-from missci.predictions import read_predictions
-
-from missci_lora.helpers import compose
+from missci.dataset.prediction_file import read_predictions
 
 
 @pytest.mark.slow

@@ -6,7 +6,7 @@ import random
 import pytest
 import torch
 
-from faina.records import Span
+from faina.formats.records import Span
 from models.bio import B, I, O, spans_to_tags, tags_to_spans
 
 LABELS = ["Doubt", "Loaded-language", "Slogan"]

@@ -8,7 +8,7 @@ import lightning as L
 import pytest
 import torch
 
-from faina.labels import LabelInventory
+from faina.formats.labels import LabelInventory
 from metrics.faina_post import PostMicroScore
 from metrics.faina_span import SpanOverlapScore
 from models.encoder import ChunkedEncoder

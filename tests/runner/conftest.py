@@ -32,7 +32,7 @@ def tiny_encoder(tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def small_sample(tmp_path_factory) -> Path:
     """60 synthetic posts (labelled and unlabelled copies, span and post files)."""
-    from faina.sample import write_sample
+    from faina.data.synthetic import write_sample
 
     folder = tmp_path_factory.mktemp("sample60")
     write_sample(folder, posts=60, seed=3, unlabelled=True)

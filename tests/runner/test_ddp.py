@@ -5,10 +5,8 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
 from tests_paths import REPO
 
 

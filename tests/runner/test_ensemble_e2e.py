@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from tests_paths import REPO
 
 from common.errors import UserError
-from faina.conll import read_conll
-from faina.ensemble import load_predictor
-from faina.tsv import read_post_tsv
+from faina.formats.conll import read_conll
+from faina.formats.tsv import read_post_tsv
+from faina.serving.loading import load_predictor
 from models.ensemble import MVMDEnsemble, MVMLEnsemble
-from tests_paths import REPO
 from train import run
 
 
@@ -51,8 +51,8 @@ def read_split_posts(exp: Path, k: int) -> list[int]:
     """The dev posts of model ``k``, recomputed from the experiment's saved config (seed, ensemble size)."""
     import yaml
 
-    from faina.folds import label_matrix, official_split
-    from faina.task_data import load_task_data
+    from faina.data.folds import label_matrix, official_split
+    from faina.data.task_data import load_task_data
 
     cfg = yaml.safe_load((exp / "config.yaml").read_text())
     data = load_task_data(cfg["data"]["train_path"], None, "span", "fine")

@@ -1,4 +1,4 @@
-"""faina.hf: DatasetDict round trips, features cached by fingerprint, and data=hf training on a saved dataset."""
+"""faina.data.hf_datasets: DatasetDict round trips, features cached by fingerprint, and data=hf training on a saved dataset."""
 from __future__ import annotations
 
 import json
@@ -8,12 +8,13 @@ import pytest
 import torch
 
 from common.errors import UserError
-from faina.conll import read_conll
-from faina.hf import encode_cached, from_dataset_dict, load_hf_task_data, to_dataset_dict
-from faina.labels import LabelInventory
-from faina.levels import LEVELS
-from faina.model_io import load_tokenizer
-from faina.tsv import read_post_tsv
+from faina.data.feature_cache import encode_cached
+from faina.data.hf_datasets import from_dataset_dict, load_hf_task_data, to_dataset_dict
+from faina.data.levels import LEVELS
+from faina.formats.conll import read_conll
+from faina.formats.labels import LabelInventory
+from faina.formats.tsv import read_post_tsv
+from faina.serving.fold_model import load_tokenizer
 from train import run
 
 NAMES = ["O", "B-Claim", "I-Claim", "B-Insult", "I-Insult"]

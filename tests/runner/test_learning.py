@@ -11,7 +11,7 @@ from train import run
 
 @pytest.fixture(scope="module")
 def learning_sample(tmp_path_factory) -> Path:
-    from faina.sample import write_sample
+    from faina.data.synthetic import write_sample
 
     folder = tmp_path_factory.mktemp("sample150")
     write_sample(folder, posts=150, seed=5)

@@ -1,13 +1,12 @@
 """notebooks/compare_folds.ipynb runs on the results of a small run and draws its figures."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
-
 from tests_paths import REPO
+
 from train import run
 
 

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
-
-from train import register_config_resolvers
-from faina.export import export_fold
-from faina.predict import predict_file
-from faina.tag import main as tag_main
-from faina.tagger import FallacyTagger
 from tests_paths import CONF, REPO
+
+from faina.serving.export import export_fold
+from faina.serving.prediction import predict_file
+from faina.serving.tagger import FallacyTagger
+from faina.tag import main as tag_main
+from train import register_config_resolvers
 
 POSTS = ["Studio americano: la mutazione è pericolosa... l'Italia agli italiani! [USER] #vaccini",
          "Ciao", "I soliti politici ci rubano tutto, è una vergogna"]
@@ -160,12 +160,12 @@ def test_bad_inputs_and_folders_end_in_one_line(exported, tmp_path, capsys):
     result = subprocess.run([sys.executable, "-m", "faina.tag", str(not_model), "--text", "ciao"], cwd=REPO,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-1500:]
-    assert "neither an exported model folder" in result.stderr  # nor a results folder (faina.ensemble)
+    assert "neither an exported model folder" in result.stderr  # nor a results folder (faina.serving.loading)
 
 
 def test_push_to_hub_offline_is_one_clear_message(exported, monkeypatch):
     from common.errors import UserError
-    from faina.export import push_to_hub
+    from faina.serving.export import push_to_hub
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(UserError, match="cannot reach the Hugging Face hub to upload 'someone/model'") as err:

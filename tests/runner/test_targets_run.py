@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from common.errors import UserError
-from faina.conll import read_conll
-from faina.evaluate import evaluate_files
-from faina.tsv import read_post_tsv
+from faina.formats.conll import read_conll
+from faina.formats.tsv import read_post_tsv
+from faina.scoring.official import evaluate_files
 from train import run
 
 

@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import pytest
+from tests_paths import REPO
 
 from common.errors import UserError
-from faina.evaluate import evaluate_files
-from tests_paths import REPO
+from faina.scoring.official import evaluate_files
 from train import run
 
 TASKS = ["post-c", "post-f", "span-c", "span-f"]
@@ -77,7 +77,7 @@ def test_official_mode_writes_a_submission_and_predict_cli_reproduces_it(make_cf
     run(cfg)
     fold = __import__("pathlib").Path(cfg.paths.results_dir) / cfg.name / "fold0"
     submission = fold / "submission.conll"
-    from faina.conll import read_conll
+    from faina.formats.conll import read_conll
 
     corpus = read_conll(submission)
     unlabelled = read_conll(small_sample / "sample-unlabelled.conll")
@@ -109,7 +109,6 @@ def test_unknown_mode_is_one_clear_error(make_cfg):
 def test_interrupted_fold_resumes_from_its_last_checkpoint(make_cfg, monkeypatch):
     import lightning.pytorch as pl
     import torch
-
     from runner_helpers import SimulatedCrash
 
     crash = ["+callbacks.crash._target_=runner_helpers.CrashAfterEpoch", "+callbacks.crash.epoch=1"]

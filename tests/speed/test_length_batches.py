@@ -7,8 +7,8 @@ import pytest
 from torch.utils.data import DataLoader
 
 from common.length_batches import LengthGroupedSampler, length_grouped_order
-from faina.datamodule import FainaDataModule
-from faina.folds import FoldSplit
+from faina.data.datamodule import FainaDataModule
+from faina.data.folds import FoldSplit
 
 _RNG = random.Random(7)
 LENGTHS = [_RNG.randint(3, 200) for _ in range(203)]

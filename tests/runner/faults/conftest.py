@@ -4,13 +4,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from runner.faults import harness
 
 
 @pytest.fixture(scope="session")
 def fault_sample(tmp_path_factory) -> Path:
-    from faina.sample import write_sample
+    from faina.data.synthetic import write_sample
 
     folder = tmp_path_factory.mktemp("sample30")
     write_sample(folder, posts=30, seed=5)

@@ -14,8 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common.faults import ENV_VAR
 from tests_paths import REPO
+
+from common.faults import ENV_VAR
 
 NAME = "faults"
 SKIPPED_DIRS = {"hydra", "logs"}

@@ -1,0 +1,1 @@
+"""Looking at the data and its disagreement: corpus statistics, inter-annotator agreement, plots, the disagreement page."""

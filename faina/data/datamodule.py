@@ -1,0 +1,70 @@
+"""LightningDataModule over pre-encoded posts and one fold's split.
+
+Encoding happens once per experiment (``faina.data.features``); each fold only chooses indices, so five folds
+tokenise the corpus once. The test loader is the fold's held-out posts (k-fold) or the unlabelled file
+(cv=official); predictions carry ``post_index`` back to the records they came from.
+
+Padding is most of the cost of a random batch (sample posts run from 10 to 220 words), so by default the
+training batches are length-grouped (``common.length_batches``: random, but of similar lengths, in an
+order that depends only on the seed and the epoch) and the evaluation loaders take the posts shortest
+first; neither changes what is computed per post, and predictions find their posts by ``post_index``.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import lightning.pytorch as pl
+import torch
+from torch.utils.data import DataLoader
+
+from common.length_batches import LengthGroupedSampler
+from common.sampling import EpochShuffle
+from faina.data.features import Collator
+from faina.data.folds import FoldSplit
+
+
+class FainaDataModule(pl.LightningDataModule):
+    def __init__(self, features: Sequence[dict], split: FoldSplit, pad_token_id: int, batch_size: int = 32,
+                 num_workers: int = 0, predict_features: Sequence[dict] | None = None, seed: int = 0,
+                 length_grouped: bool = True, pool_batches: int = 8):
+        super().__init__()
+        self.features = features
+        self.split = split
+        self.collate = Collator(pad_token_id)
+        self.batch_size = batch_size
+        self.num_workers = num_workers
+        self.predict_features = predict_features
+        self.seed = seed
+        self.length_grouped = length_grouped
+        self.pool_batches = pool_batches
+
+    def _loader(self, features: Sequence[dict], shuffle: bool) -> DataLoader:
+        # the training order is a function of (seed, epoch) only (exact resume); the generator only feeds the
+        # loader's worker seeds, so iterating the training data never draws from the global RNG that dropout uses
+        features = list(features)
+        lengths = [len(f["input_ids"]) for f in features]
+        if shuffle:
+            sampler = (LengthGroupedSampler(lengths, self.batch_size, seed=self.seed, pool_batches=self.pool_batches)
+                       if self.length_grouped else EpochShuffle(len(features), self.seed))
+        else:
+            sampler = sorted(range(len(features)), key=lambda i: lengths[i]) if self.length_grouped else None
+        generator = torch.Generator().manual_seed(self.seed) if shuffle else None
+        return DataLoader(features, batch_size=self.batch_size, sampler=sampler, collate_fn=self.collate,
+                          num_workers=self.num_workers, generator=generator)
+
+    def _subset(self, indices: Sequence[int]) -> list[dict]:
+        return [self.features[i] for i in indices]
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader(self._subset(self.split.train), shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader(self._subset(self.split.dev), shuffle=False)
+
+    def test_dataloader(self) -> DataLoader:
+        return self._loader(self._subset(self.split.test), shuffle=False)
+
+    def predict_dataloader(self) -> DataLoader:
+        if self.predict_features is not None:
+            return self._loader(self.predict_features, shuffle=False)
+        return self.test_dataloader()

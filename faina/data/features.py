@@ -1,0 +1,80 @@
+"""Posts → model inputs: subword ids, word↔subword alignment and targets, and the batch collation.
+
+Each word is tokenised on its own pieces of the post (``is_split_into_words``); its label goes to its
+first subword (``word_starts``), as in HF ``run_ner.py``. A word the tokenizer maps to nothing (e.g. a
+lone control character) gets the unknown token, so every token of every post receives a prediction.
+Posts are never cut here: ``models.encoder.ChunkedEncoder`` encodes long posts in windows.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+from faina.formats.records import Post, PostRow
+from models.bio import spans_to_tags
+
+
+def subword_ids(words: Sequence[str], tokenizer) -> tuple[list[int], list[int]]:
+    """Content subword ids of a pre-tokenised post and the index of each word's first subword."""
+    encoding = tokenizer(list(words), is_split_into_words=True, add_special_tokens=False)
+    pieces: list[list[int]] = [[] for _ in words]
+    for position, word in enumerate(encoding.word_ids()):
+        if word is not None:
+            pieces[word].append(encoding["input_ids"][position])
+    ids: list[int] = []
+    starts: list[int] = []
+    for word_pieces in pieces:
+        starts.append(len(ids))
+        ids.extend(word_pieces or [tokenizer.unk_token_id])
+    return ids, starts
+
+
+def span_features(post: Post, index: int, tokenizer, labels: Sequence[str], num_views: int) -> dict:
+    ids, starts = subword_ids(post.tokens, tokenizer)
+    feature = {"input_ids": ids, "word_starts": starts, "post_index": index}
+    if post.spans is not None:
+        feature["tags"] = spans_to_tags(post.spans, len(post.tokens), labels)
+    return feature
+
+
+def post_features(row: PostRow, index: int, tokenizer, labels: Sequence[str], num_views: int) -> dict:
+    ids = tokenizer(row.text, add_special_tokens=False)["input_ids"] or [tokenizer.unk_token_id]
+    targets = torch.zeros(num_views, len(labels))
+    position = {label: i for i, label in enumerate(labels)}
+    for view in range(min(num_views, len(row.labels))):
+        for label in row.label_set(view):
+            targets[view, position[label]] = 1.0
+    return {"input_ids": ids, "word_starts": [0], "post_index": index, "labels": targets}
+
+
+class Collator:
+    """Pads a list of features into the batch dict the models expect (see models/ docstrings)."""
+
+    def __init__(self, pad_token_id: int):
+        self.pad_token_id = pad_token_id
+
+    def __call__(self, features: list[dict]) -> dict[str, torch.Tensor]:
+        size = len(features)
+        max_t = max(len(f["input_ids"]) for f in features)
+        max_w = max(len(f["word_starts"]) for f in features)
+        input_ids = torch.full((size, max_t), self.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((size, max_t), dtype=torch.long)
+        starts = torch.zeros((size, max_w), dtype=torch.long)
+        word_mask = torch.zeros((size, max_w), dtype=torch.bool)
+        for i, f in enumerate(features):
+            t, w = len(f["input_ids"]), len(f["word_starts"])
+            input_ids[i, :t] = torch.tensor(f["input_ids"])
+            attention[i, :t] = 1
+            starts[i, :w] = torch.tensor(f["word_starts"])
+            word_mask[i, :w] = True
+        batch = {"input_ids": input_ids, "attention_mask": attention, "word_starts": starts, "word_mask": word_mask,
+                 "post_index": torch.tensor([f["post_index"] for f in features])}
+        if "tags" in features[0]:
+            tags = torch.zeros((size, features[0]["tags"].shape[0], max_w), dtype=torch.long)
+            for i, f in enumerate(features):
+                tags[i, :, : f["tags"].shape[1]] = torch.as_tensor(f["tags"])
+            batch["tags"] = tags
+        if "labels" in features[0]:
+            batch["labels"] = torch.stack([f["labels"] for f in features])
+        return batch

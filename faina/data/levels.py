@@ -1,0 +1,73 @@
+"""What differs between span-level and post-level tasks, in one object per level.
+
+The runner, the prediction loop and the tagger ask the level for features, for the records of predictions and
+for the file writer instead of branching on it. What still depends on the level elsewhere is what differs in
+kind, not in detail: the model built for it (``model=mvml`` / ``model=mvmd``), the scorer of each file format
+(``faina.scoring.official``), the zero-shot prompt and parser, and the statistics of each file format.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import torch
+
+from faina.data.features import post_features, span_features
+from faina.formats.conll import write_conll
+from faina.formats.records import PostCorpus, SpanCorpus
+from faina.formats.tsv import rows_with_labels, write_post_tsv
+from metrics.faina_post import PostMicroScore
+from metrics.faina_span import SpanOverlapScore
+from models.bio import tags_to_spans
+
+
+def _span_records(corpus: SpanCorpus, indices: Sequence[int], outputs: list[dict], labels: Sequence[str],
+                  num_views: int) -> SpanCorpus:
+    """Predicted spans of the posts at ``indices`` (model outputs carry each post's corpus index)."""
+    by_index: dict[int, list] = {}
+    for batch in outputs:
+        for index, tags in zip(batch["post_index"].tolist(), batch["tags"]):
+            by_index[index] = tags_to_spans(tags, len(corpus.posts[index].tokens), num_views, labels)
+    posts = [corpus.posts[i].with_spans(by_index[i]) for i in indices]
+    return SpanCorpus(tuple(posts), num_views, path=corpus.path, trailing_blank_line=corpus.trailing_blank_line)
+
+
+def _post_records(corpus: PostCorpus, indices: Sequence[int], outputs: list[dict], labels: Sequence[str],
+                  num_views: int) -> PostCorpus:
+    """Predicted label sets of the posts at ``indices``."""
+    by_index: dict[int, list] = {}
+    for batch in outputs:
+        for index, decisions in zip(batch["post_index"].tolist(), batch["predicted"]):
+            by_index[index] = [[labels[c] for c in torch.nonzero(view).flatten().tolist()] for view in decisions]
+    return rows_with_labels(subset(corpus, indices), [by_index[i] for i in indices])
+
+
+@dataclass(frozen=True)
+class Level:
+    name: str
+    file_ext: str
+    features: Callable
+    records: Callable
+    write: Callable[..., Path]
+    metric: Callable  # (inventory, num_views) -> the torchmetrics Metric that selects checkpoints on dev
+
+    def encode(self, corpus, tokenizer, labels: Sequence[str], num_views: int) -> list[dict]:
+        items = corpus.posts if isinstance(corpus, SpanCorpus) else corpus.rows
+        return [self.features(item, i, tokenizer, labels, num_views) for i, item in enumerate(items)]
+
+
+def subset(corpus: SpanCorpus | PostCorpus, indices: Sequence[int]):
+    """The posts at ``indices`` as a corpus of their own (a fold's gold file)."""
+    if isinstance(corpus, SpanCorpus):
+        return SpanCorpus(tuple(corpus.posts[i] for i in indices), corpus.num_views, path=corpus.path,
+                          trailing_blank_line=corpus.trailing_blank_line)
+    return PostCorpus(tuple(corpus.rows[i] for i in indices), corpus.num_views, path=corpus.path)
+
+
+LEVELS = {
+    "span": Level("span", "conll", span_features, _span_records, write_conll,
+                  lambda inventory, num_views: SpanOverlapScore(inventory, num_views=num_views, mode="strict")),
+    "post": Level("post", "tsv", post_features, _post_records, write_post_tsv,
+                  lambda inventory, num_views: PostMicroScore(num_views=num_views)),
+}

@@ -1,0 +1,1 @@
+"""Scoring Faina predictions exactly as the official scorers do (the library behind ``python -m faina.evaluate``)."""

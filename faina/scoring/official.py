@@ -1,0 +1,187 @@
+"""Score Faina predictions exactly as the official scorers do: the library behind ``python -m faina.evaluate``."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from common.errors import UserError
+from faina.data.coarse import coarse_corpus, coarse_rows
+from faina.formats.conll import check_aligned, read_conll
+from faina.formats.labels import LabelInventory
+from faina.formats.records import PostCorpus, SpanCorpus
+from faina.formats.tsv import check_rows_aligned, read_post_tsv
+
+TASKS = ("span-fine", "span-coarse", "post-fine", "post-coarse")
+
+
+TASK_ALIASES = {"span-f": "span-fine", "span-c": "span-coarse", "post-f": "post-fine", "post-c": "post-coarse"}
+
+
+def parse_task(task: str) -> tuple[str, str]:
+    """``"span-fine"`` (or the short ``"span-f"``) -> ``("span", "fine")``."""
+    name = TASK_ALIASES.get(task, task)
+    if name not in TASKS:
+        raise UserError(f"unknown task {task!r}", fix=f"use one of {', '.join(TASKS)}")
+    level, grain = name.split("-")
+    return level, grain
+
+
+# --- reading -------------------------------------------------------------------------------------
+def _span_grain(corpus: SpanCorpus, inventory: LabelInventory) -> str:
+    labels = {s.label for post in corpus.posts if post.spans for view in post.spans for s in view}
+    return inventory.grain_of(labels)
+
+
+def _row_grain(corpus: PostCorpus, inventory: LabelInventory) -> str:
+    return inventory.grain_of({label for row in corpus.rows for view in row.labels for label in view})
+
+
+def _to_grain(corpus, file_grain: str, grain: str, inventory: LabelInventory, derive, what: str):
+    if file_grain == grain:
+        return corpus
+    if grain == "coarse":  # a fine file scored on a coarse task: derive its macro-categories
+        return derive(corpus, inventory)
+    raise UserError(f"the {what} file holds coarse categories but the task is fine-grained", path=corpus.path,
+                    fix="score it with a coarse task (span-coarse / post-coarse), or give fine-labelled files")
+
+
+def prepare_span_corpora(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: LabelInventory,
+                         one_pred: bool) -> tuple[SpanCorpus, SpanCorpus]:
+    """Check the pair can be scored, then bring both to the task's label grain."""
+    for corpus, what in ((gold, "gold"), (pred, "prediction")):
+        if not corpus.labelled:
+            raise UserError(f"the {what} file has empty label cells (an unlabelled file)", path=corpus.path,
+                            fix="fill every label cell (O outside spans)")
+    _check_views(gold.num_views, pred.num_views, pred.path, one_pred)
+    check_aligned(gold, pred)
+    gold = _to_grain(gold, _span_grain(gold, inventory), grain, inventory, coarse_corpus, "gold")
+    pred = _to_grain(pred, _span_grain(pred, inventory), grain, inventory, coarse_corpus, "prediction")
+    return gold, pred
+
+
+def prepare_post_corpora(grain: str, gold: PostCorpus, pred: PostCorpus, inventory: LabelInventory,
+                         one_pred: bool) -> tuple[PostCorpus, PostCorpus]:
+    _check_views(gold.num_views, pred.num_views, pred.path, one_pred)
+    check_rows_aligned(gold, pred)
+    gold = _to_grain(gold, _row_grain(gold, inventory), grain, inventory, coarse_rows, "gold")
+    pred = _to_grain(pred, _row_grain(pred, inventory), grain, inventory, coarse_rows, "prediction")
+    return gold, pred
+
+
+def _check_views(gold_views: int, pred_views: int, pred_path: str, one_pred: bool) -> None:
+    if not one_pred and pred_views != gold_views:
+        raise UserError(f"the prediction file has {pred_views} label column(s), the gold file {gold_views}",
+                        path=pred_path,
+                        fix="give one prediction column per annotator, or pass -O to score the first "
+                            "prediction column against every annotator")
+
+
+# --- scoring -------------------------------------------------------------------------------------
+def score_spans(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: LabelInventory, *,
+                one_pred: bool = False, per_label: bool = False, exact: bool = False) -> dict[str, Any]:
+    """Strict (and, for fine labels, soft; with ``exact``, seqeval exact-match) span scores of two aligned
+    corpora of the task's grain."""
+    from metrics.faina_span import SpanOverlapScore
+
+    golds = [post.spans for post in gold.posts]
+    preds = [post.spans[:1] if one_pred else post.spans for post in pred.posts]
+    result: dict[str, Any] = {}
+    per_label_result: dict[str, Any] = {}
+    counts = None
+    for mode in ("strict", "soft") if grain == "fine" else ("strict",):
+        # files are scored in one process: never wait for other ranks (e.g. under DDP training)
+        metric = SpanOverlapScore(inventory, num_views=gold.num_views, mode=mode, per_label=per_label,
+                                  sync_on_compute=False)
+        metric.update(preds, golds)
+        result[mode] = metric.compute()
+        counts = metric.counts()
+        if per_label:
+            per_label_result[mode] = metric.compute_per_label()
+    if exact:
+        from metrics.faina_exact import exact_span_scores
+
+        found = exact_span_scores(preds, golds, inventory.labels_of(grain), gold.num_views, per_label=per_label)
+        result["exact"] = found["scores"]
+        if per_label:
+            per_label_result["exact"] = found["per_label"]
+    if per_label:
+        result["per_label"] = per_label_result
+    return {"scores": result, "counts": counts}
+
+
+def score_posts(grain: str, gold: PostCorpus, pred: PostCorpus, inventory: LabelInventory, *,
+                one_pred: bool = False, per_label: bool = False) -> dict[str, Any]:
+    """Post-level micro scores of two aligned corpora of the task's grain."""
+    from metrics.faina_post import PostMicroScore
+
+    metric = PostMicroScore(num_views=gold.num_views, labels=inventory.labels_of(grain), per_label=per_label,
+                            sync_on_compute=False)
+    metric.update([row.labels[:1] if one_pred else row.labels for row in pred.rows],
+                  [row.labels for row in gold.rows])
+    result: dict[str, Any] = {"strict": metric.compute()}
+    if per_label:
+        result["per_label"] = {"strict": metric.compute_per_label()}
+    return {"scores": result, "counts": metric.counts()}
+
+
+def _evaluate(task: str, gold: str | Path, pred: str | Path, one_pred: bool, per_label: bool,
+              inventory: LabelInventory | None, exact: bool = False) -> dict[str, Any]:
+    level, grain = parse_task(task)
+    if exact and level != "span":
+        raise UserError(f"--exact (exact span match) applies to span tasks, not {task!r}",
+                        fix="drop --exact, or score span files with -T span-fine / span-coarse")
+    inventory = inventory or LabelInventory.load()
+    if level == "span":
+        gold_c, pred_c = prepare_span_corpora(grain, read_conll(gold, inventory), read_conll(pred, inventory),
+                                              inventory, one_pred)
+        return score_spans(grain, gold_c, pred_c, inventory, one_pred=one_pred, per_label=per_label, exact=exact)
+    gold_r, pred_r = prepare_post_corpora(grain, read_post_tsv(gold, inventory), read_post_tsv(pred, inventory),
+                                          inventory, one_pred)
+    return score_posts(grain, gold_r, pred_r, inventory, one_pred=one_pred, per_label=per_label)
+
+
+def evaluate_files(task: str, gold: str | Path, pred: str | Path, one_pred: bool = False,
+                   per_label: bool = False, inventory: LabelInventory | None = None,
+                   exact: bool = False) -> dict[str, Any]:
+    """The scores ``--json`` prints: ``{"strict": {"a1": {...}, ..., "avg": {...}}, "soft": {...}}``.
+
+    Values are fractions. ``"soft"`` exists for span-fine only (the official scorers compute it only
+    there); ``"exact"`` (seqeval exact match, same layout) only when ``exact`` is set (span tasks);
+    ``"per_label"`` (``{mode: {view: {label: {...}}}}``) only when ``per_label`` is set.
+    Bad files raise ``UserError``; zero denominators give 0 and a ``ZeroDenominatorWarning``.
+    """
+    return _evaluate(task, gold, pred, one_pred, per_label, inventory, exact)["scores"]
+
+
+# --- output --------------------------------------------------------------------------------------
+def _pct(value: float) -> str:
+    return f"{value * 100:.2f}"
+
+
+def format_table(task: str, gold: str, pred: str, outcome: dict[str, Any], one_pred: bool) -> str:
+    scores, counts = outcome["scores"], outcome["counts"]
+    level, _ = parse_task(task)
+    unit = "spans" if level == "span" else "labels (an empty cell counts as one)"
+    views = [key for key in scores["strict"] if key != "avg"]
+    lines = ["=" * 60, f"Evaluation for task {TASK_ALIASES.get(task, task)}",
+             f"- Gold answers: {gold}", f"- Predictions:  {pred}"
+             + ("  (one prediction scored against every view)" if one_pred else ""),
+             f"- Predicted {unit}: " + "; ".join(f"{v}: {n}" for v, n in zip(views, counts["predicted"])),
+             f"- Gold {unit}: " + "; ".join(f"{v}: {n}" for v, n in zip(views, counts["gold"])), "=" * 60]
+    for mode in ("strict", "soft", "exact"):
+        if mode not in scores:
+            continue
+        lines += [f"[{mode} evaluation]", f"{'':8}{'prec':>8}{'rec':>8}{'f1':>8}"]
+        for view, row in scores[mode].items():
+            lines.append(f"{view:8}{_pct(row['precision']):>8}{_pct(row['recall']):>8}{_pct(row['f1']):>8}")
+        per_label = scores.get("per_label", {}).get(mode)
+        if per_label:
+            for view, rows in per_label.items():
+                lines += [f"  per label, {view}:",
+                          f"  {'label':32}{'prec':>8}{'rec':>8}{'f1':>8}{'pred':>6}{'gold':>6}"]
+                for label, row in rows.items():
+                    name = "(no label)" if label == "" else label  # the empty-cell pseudo-label
+                    lines.append(f"  {name:32}{_pct(row['precision']):>8}{_pct(row['recall']):>8}"
+                                 f"{_pct(row['f1']):>8}{row['predicted']:>6}{row['gold']:>6}")
+        lines.append("-" * 60)
+    return "\n".join(lines)

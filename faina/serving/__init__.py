@@ -1,0 +1,1 @@
+"""A trained model as something to use: fold and exported model folders, loading (one fold or an ensemble), prediction, raw-text tagging, export."""

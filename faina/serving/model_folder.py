@@ -1,0 +1,172 @@
+"""A self-contained model folder: everything needed to predict, nothing from the training run or the repo.
+
+Layout (written by ``python -m faina.export``, read by ``FallacyTagger.load`` and ``faina.serving.fold_model.load_exported``)::
+
+    config.json         architecture, task, level, grain, labels, views, decision thresholds, encoder settings
+    model.safetensors   all weights (encoder and task heads)
+    labels.yaml         the label inventory (labels, short ids, taxonomy), so Faina files can be read and checked
+    encoder/            the encoder's Hugging Face ``config.json`` and tokenizer files (no weights: they are
+                        in model.safetensors), so the encoder is rebuilt from the folder alone
+    README.md           the model card (faina.serving.model_card)
+
+The architecture is looked up in ``ARCHITECTURES`` (a fixed list of this project's models), never imported
+from a name in the file: a model folder from someone else cannot make the loader run arbitrary code.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+import yaml
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from common.errors import UserError
+from common.io import atomic_write_json, atomic_write_text
+from faina.formats.labels import LabelInventory
+
+FORMAT = "faina-model"
+FORMAT_VERSION = 1
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+LABELS_FILE = "labels.yaml"
+ENCODER_DIR = "encoder"
+ARCHITECTURES = {"MVML": "models.mvml.MVML", "MVMD": "models.mvmd.MVMD"}
+# module arguments that only matter while training (Hydra partials, not JSON)
+TRAINING_ONLY = ("_target_", "optimizer", "scheduler")
+
+
+def is_model_folder(path: str | Path) -> bool:
+    config = Path(path) / CONFIG_FILE
+    if not config.is_file():
+        return False
+    try:
+        return json.loads(config.read_text(encoding="utf-8")).get("format") == FORMAT
+    except (ValueError, AttributeError):
+        return False
+
+
+def view_names(num_views: int) -> list[str]:
+    """``a1``, ``a2``, ...: the annotator views as the evaluator and the files' columns name them."""
+    return [f"a{v + 1}" for v in range(num_views)]
+
+
+def inventory_spec(inventory: LabelInventory) -> dict:
+    """The inventory as the mapping ``LabelInventory.from_dict`` reads (the layout of faina_labels.yaml)."""
+    return {"name": inventory.name, "fine": dict(inventory.short_ids),
+            "parents": {label: list(parents) for label, parents in inventory.parents.items() if parents},
+            "coarse": list(inventory.coarse)}
+
+
+def decision_rules(model) -> dict:
+    """The model's prediction thresholds/biases as plain numbers (for config.json and the card).
+
+    The global ``threshold`` of MVML, and any buffer whose name says threshold or bias (tuned per view and
+    label on dev); the weights file is what prediction uses, this is for people reading the folder.
+    """
+    rules: dict = {}
+    threshold = getattr(model, "threshold", None)
+    if isinstance(threshold, (int, float)):
+        rules["threshold"] = float(threshold)
+    for name, buffer in model.named_buffers():
+        leaf = name.rsplit(".", 1)[-1]
+        if ("threshold" in leaf or "bias" in leaf) and not name.startswith("encoder."):
+            rules[name] = buffer.detach().cpu().tolist()
+    return rules
+
+
+def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None = None) -> Path:
+    """Write ``model`` (with the fold's ``meta`` from model.json) as a self-contained folder."""
+    out = Path(out_dir)
+    architecture = type(model).__name__
+    if architecture not in ARCHITECTURES:
+        raise UserError(f"cannot export a {architecture} model", fix=f"export one of {sorted(ARCHITECTURES)}")
+    if out.exists() and any(out.iterdir()) and not is_model_folder(out):
+        raise UserError("the output folder exists and is not a model folder", path=out,
+                        fix="choose a new or empty folder (an earlier export there is overwritten)")
+    out.mkdir(parents=True, exist_ok=True)
+    encoder = model.encoder
+    encoder_dir = out / ENCODER_DIR
+    encoder.tokenizer.save_pretrained(str(encoder_dir))
+    encoder.model.config.save_pretrained(str(encoder_dir))
+    state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
+    save_file(state, str(out / WEIGHTS_FILE), metadata={"format": "pt"})
+    inventory = LabelInventory.load(meta["labels_inventory"])
+    atomic_write_text(out / LABELS_FILE, yaml.safe_dump(inventory_spec(inventory), sort_keys=False, allow_unicode=True))
+    module = {k: v for k, v in meta["model"].get("module", {}).items() if k not in TRAINING_ONLY}
+    config = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "architecture": architecture,
+        "task": meta["task"], "level": meta["level"], "grain": meta["grain"],
+        "labels": list(meta["labels"]), "views": view_names(meta["num_views"]), "num_views": meta["num_views"],
+        "thresholds": decision_rules(model),
+        "module": module, "dropout": meta["model"].get("dropout", 0.2),
+        "encoder": {"name": meta["encoder"].get("name"), "source": str(meta["encoder"].get("name_or_path")),
+                    "max_length": encoder.max_length, "model_type": encoder.model.config.model_type,
+                    "path": ENCODER_DIR},
+    }
+    atomic_write_json(out / CONFIG_FILE, config)
+    if card is not None:
+        atomic_write_text(out / "README.md", card)
+    return out
+
+
+def read_config(folder: str | Path) -> dict:
+    folder = Path(folder)
+    path = folder / CONFIG_FILE
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise UserError(f"cannot read the model config ({err})", path=path,
+                        fix="export the model again with python -m faina.export") from None
+    if not isinstance(config, dict) or config.get("format") != FORMAT:
+        raise UserError(f"not a Faina model folder (config.json has no \"format\": \"{FORMAT}\")", path=path,
+                        fix="point to a folder written by python -m faina.export, or to a fold folder of a run")
+    if config.get("format_version", 0) > FORMAT_VERSION:
+        raise UserError(f"model folder format {config['format_version']} is newer than this code reads "
+                        f"({FORMAT_VERSION})", path=path, fix="update the fallacy-framework package")
+    return config
+
+
+def load_model_folder(folder: str | Path, device: str | torch.device = "cpu"):
+    """``(model, meta)`` from a self-contained folder; ``meta`` has the keys of a fold's model.json."""
+    from hydra.utils import get_class
+
+    from models.encoder import ChunkedEncoder
+
+    folder = Path(folder)
+    config = read_config(folder)
+    for name in (WEIGHTS_FILE, LABELS_FILE, f"{ENCODER_DIR}/config.json"):
+        if not (folder / name).is_file():
+            raise UserError(f"the model folder lacks {name}", path=folder / name,
+                            fix="export the model again with python -m faina.export")
+    architecture = config.get("architecture")
+    if architecture not in ARCHITECTURES:
+        raise UserError(f"unknown architecture {architecture!r}", path=folder / CONFIG_FILE,
+                        fix=f"this code loads {sorted(ARCHITECTURES)}")
+    encoder_cfg = config["encoder"]
+    encoder = ChunkedEncoder(name_or_path=str(folder / encoder_cfg.get("path", ENCODER_DIR)),
+                             max_length=encoder_cfg["max_length"], dropout=config.get("dropout", 0.2),
+                             name=encoder_cfg.get("name"), pretrained_weights=False)
+    model = get_class(ARCHITECTURES[architecture])(encoder=encoder, num_views=config["num_views"],
+                                                   labels=list(config["labels"]), **config.get("module", {}))
+    try:
+        state = load_file(str(folder / WEIGHTS_FILE), device=str(device))
+    except (SafetensorError, OSError) as err:
+        raise UserError(f"cannot read the weights ({err})", path=folder / WEIGHTS_FILE,
+                        fix="export the model again with python -m faina.export") from None
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as err:
+        first = str(err).strip().splitlines()[0]
+        raise UserError(f"the weights do not fit the model described by config.json ({first})",
+                        path=folder / WEIGHTS_FILE, fix="export the model again with python -m faina.export") from None
+    model.to(device).eval()
+    meta = {"task": config["task"], "level": config["level"], "grain": config["grain"],
+            "labels": list(config["labels"]), "num_views": config["num_views"],
+            "labels_inventory": str(folder / LABELS_FILE),
+            "model": {"module": config.get("module", {}), "dropout": config.get("dropout", 0.2)},
+            "encoder": {"name": encoder_cfg.get("name"), "name_or_path": str(folder / encoder_cfg.get("path", ENCODER_DIR)),
+                        "max_length": encoder_cfg["max_length"], "trust_remote_code": False},
+            "thresholds": config.get("thresholds", {}), "folder": str(folder)}
+    return model, meta

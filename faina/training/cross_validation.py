@@ -1,0 +1,193 @@
+"""Cross-validated training of MVML/MVMD on a Faina-format dataset: the runner behind ``train.py``.
+
+For each fold: train on the fold's train part, select the weights with the best dev F1, predict the
+held-out posts, write them in the official file layout, score them with the official-parity evaluator,
+and write the fold's metrics atomically (a rerun skips folds whose metrics exist; an interrupted fold
+resumes exactly from its last checkpoint, see ``common.checkpointing``). Then mean ± std over folds is
+printed and saved (Markdown and JSON). One run at a time per experiment folder (``common.locking``).
+With ``cv=official`` the single model predicts the unlabelled ``data.test_path`` as a submission file;
+``cv.ensemble=K`` trains K models on K train/dev splits and also writes their ensemble's submission.
+A model with a tuned decision rule (``threshold=tuned``, ``o_bias=tuned``) fits it on the fold's dev set
+after the best checkpoint is loaded, before it predicts and is exported.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import hydra
+import lightning.pytorch as pl
+from omegaconf import DictConfig, OmegaConf
+
+from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
+from common.errors import UserError
+from common.experiments import exclusive_experiment, fold_config, guard_same_experiment, instantiate_all, run_folds
+from common.faults import kill_point
+from common.io import atomic_write_json, atomic_write_text
+from faina.data.datamodule import FainaDataModule
+from faina.data.folds import FoldSplit, kfold_splits, label_matrix, official_split
+from faina.data.levels import LEVELS, subset
+from faina.data.task_data import TaskData, load_task_data
+from faina.serving.fold_model import build_model, export_model, load_tokenizer
+from faina.serving.prediction import write_ensemble_submission
+from faina.training.decision_tuning import tune_on_dev
+from faina.training.results_table import flat_metrics, markdown_table, summarise
+
+
+def experiment_dir(cfg: DictConfig) -> Path:
+    return Path(cfg.paths.results_dir) / cfg.name
+
+
+def make_splits(cfg: DictConfig, data: TaskData) -> list[FoldSplit]:
+    # folds come from every annotator view, so all data.targets of one dataset share the same folds
+    union = [sorted({label for view in post for label in view}) for post in data.label_sets(data.gold_corpus)]
+    matrix = label_matrix(union, data.labels)
+    if cfg.cv.name == "official":
+        if data.unlabelled is None:
+            raise UserError("cv=official needs a file to predict", fix="set data.test_path=/path/to/test file")
+        return official_split(matrix, cfg.cv.dev_fraction, cfg.seed, cfg.cv.num_folds)
+    return kfold_splits(matrix, cfg.cv.num_folds, cfg.cv.dev_fraction, cfg.seed)
+
+
+def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldSplit, fold_dir: Path,
+             tokenizer, predict_features: list[dict] | None) -> dict:
+    level = LEVELS[data.level]
+    fold_dir.mkdir(parents=True, exist_ok=True)
+    pl.seed_everything(cfg.seed + split.fold, workers=True, verbose=False)
+    fcfg = fold_config(cfg, split.fold, fold_dir)
+    model = build_model(fcfg.model, fcfg.encoder, data.level, data.labels, data.num_views, data.inventory)
+    datamodule = FainaDataModule(features, split, tokenizer.pad_token_id, batch_size=cfg.loader.batch_size,
+                                 num_workers=cfg.loader.num_workers, predict_features=predict_features,
+                                 seed=cfg.seed + split.fold, length_grouped=cfg.loader.get("length_grouped", True))
+    loggers = instantiate_all(fcfg.get("logger"))
+    for logger in loggers:  # the whole resolved config, seed included, next to the model's hyperparameters
+        logger.log_hyperparams(OmegaConf.to_container(fcfg, resolve=True))
+    checkpoint = FoldCheckpoint(fold_dir / CHECKPOINT_DIR, cfg.checkpoint.monitor, cfg.checkpoint.mode)
+    callbacks = [*instantiate_all(fcfg.get("callbacks")), checkpoint]
+    trainer: pl.Trainer = hydra.utils.instantiate(fcfg.trainer, logger=loggers or False, callbacks=callbacks,
+                                                  plugins=[AtomicCheckpointIO()], default_root_dir=str(fold_dir))
+    trainer.fit(model, datamodule=datamodule, ckpt_path=resume_checkpoint(fold_dir, split.fold), weights_only=True)
+    best_path = checkpoint.best_model_path
+    if best_path:
+        model.load_state_dict(load_weights(best_path))
+    kill_point("trained")  # the fault tests' "killed after training, before the prediction file"
+    if not trainer.is_global_zero:
+        return {"fold": split.fold}  # under DDP, rank 0 alone predicts, writes and scores
+    tuned = tune_on_dev(cfg, model, datamodule.val_dataloader())
+    outputs = predict_on_one_device(cfg, model, datamodule)
+    result: dict = {"fold": split.fold, "train_posts": len(split.train), "dev_posts": len(split.dev),
+                    "best_dev_f1": float(checkpoint.best_model_score) if best_path and checkpoint.best_model_score
+                    is not None else None}
+    if tuned:
+        result["tuned_on_dev"] = tuned
+    export_model(model, fcfg, data.level, data.grain, data.labels, data.num_views, fold_dir)
+    if predict_features is None:
+        gold = subset(data.gold_corpus, split.test)  # every annotator view, whatever data.targets
+        predicted = level.records(data.labelled, split.test, outputs, data.labels, data.num_views)
+        gold_path = level.write(gold, fold_dir / f"gold.{level.file_ext}")
+        pred_path = level.write(predicted, fold_dir / f"predictions.{level.file_ext}")
+        from faina.scoring.official import evaluate_files
+
+        # an aggregated model (data.targets) predicts one view, scored against every gold view (-O)
+        scores = evaluate_files(cfg.task.eval_task, gold_path, pred_path, per_label=True, inventory=data.inventory,
+                                one_pred=data.num_views != gold.num_views, exact=data.level == "span")
+        result["per_label"] = scores.pop("per_label", {})
+        result["test"] = scores
+        result["test_posts"] = len(split.test)
+    else:
+        corpus = data.unlabelled
+        indices = range(len(predict_features))
+        predicted = level.records(corpus, indices, outputs, data.labels, data.num_views)
+        pred_path = level.write(predicted, fold_dir / f"submission.{level.file_ext}")
+    result["prediction_file"] = str(pred_path)
+    log_fold_end(loggers, result, pred_path)
+    atomic_write_json(fold_dir / "metrics.json", result)
+    return result
+
+
+def predict_on_one_device(cfg: DictConfig, model, datamodule) -> list[dict]:
+    """Predict with a plain one-device Trainer, so DDP's sharded sampler never splits the test posts."""
+    trainer = pl.Trainer(accelerator=cfg.trainer.get("accelerator", "auto"), devices=1, logger=False,
+                         enable_checkpointing=False, enable_model_summary=False,
+                         enable_progress_bar=cfg.get("callbacks", {}).get("rich_progress_bar") is not None,
+                         precision=cfg.trainer.get("precision", "32-true"))
+    return trainer.predict(model, datamodule=datamodule)
+
+
+def log_fold_end(loggers: list, result: dict, prediction_file: Path) -> None:
+    """Final fold metrics to every logger; W&B also gets the prediction file and its run is closed."""
+    flat = {}
+    for mode, views in result.get("test", {}).items():
+        for view, measures in views.items():
+            for measure, value in measures.items():
+                flat[f"test/{mode}/{view}/{measure}"] = value
+    for logger in loggers:
+        if flat:
+            logger.log_metrics(flat)
+        logger.finalize("success")
+        experiment = getattr(logger, "experiment", None)
+        if type(logger).__name__ == "WandbLogger":
+            import wandb
+
+            artifact = wandb.Artifact(f"predictions-{experiment.name}", type="predictions")
+            artifact.add_file(str(prediction_file))
+            experiment.log_artifact(artifact)
+            experiment.finish()
+
+
+def run(cfg: DictConfig) -> dict[str, float]:
+    exp_dir = experiment_dir(cfg)
+    official = cfg.cv.name == "official"
+    with exclusive_experiment(exp_dir):
+        if cfg.data.get("loader") is not None:  # data=hf: a datasets dataset instead of Faina files
+            loader = OmegaConf.to_container(cfg.data.loader, resolve=True)  # called directly: UserErrors stay clear
+            data = hydra.utils.get_method(loader.pop("_target_"))(
+                **loader, level=cfg.task.level, grain=cfg.task.grain,
+                test_split=cfg.data.get("test_split") if official else None)
+        else:
+            data = load_task_data(cfg.data.train_path, cfg.data.test_path if official else None, cfg.task.level,
+                                  cfg.task.grain, cfg.data.labels, cfg.data.repair, cfg.data.name,
+                                  targets=cfg.data.get("targets", "views"))
+        tokenizer = load_tokenizer(cfg.encoder.name_or_path,
+                                   trust_remote_code=cfg.encoder.get("trust_remote_code", False))
+        features = encode_features(cfg, data, data.labelled, tokenizer)
+        predict_features = encode_features(cfg, data, data.unlabelled, tokenizer) if official else None
+        splits = make_splits(cfg, data)
+        guard_same_experiment(cfg, exp_dir)
+        results = run_folds(cfg, exp_dir, splits, lambda split: split.fold,
+                            lambda split, fold_dir: run_fold(cfg, data, features, split, fold_dir, tokenizer,
+                                                             predict_features))
+        if results is None:
+            return {}
+        if official and cfg.cv.num_folds > 1 and len(results) == cfg.cv.num_folds:
+            path = write_ensemble_submission(exp_dir, data.unlabelled, cfg.loader.batch_size)
+            print(f"ensemble of {len(results)} models, submission written: {path}")
+        return report(cfg, exp_dir, results)
+
+
+def encode_features(cfg: DictConfig, data: TaskData, corpus, tokenizer) -> list[dict]:
+    """Model features of ``corpus``, read back from ``paths.feature_cache`` when an earlier run made them."""
+    from faina.data.feature_cache import encode_cached
+
+    features, note = encode_cached(corpus, data.level, tokenizer, data.labels, data.num_views,
+                                   cfg.paths.get("feature_cache"))
+    how = "read from the cache" if note["cached"] else "tokenised"
+    print(f"features of {len(features)} posts {how} in {note['seconds']:.2f} s" + (f" ({note['file']})" if note["file"] else ""))
+    return features
+
+
+def report(cfg: DictConfig, exp_dir: Path, results: list[dict]) -> dict[str, float]:
+    dev = [r["best_dev_f1"] for r in results if r.get("best_dev_f1") is not None]
+    metrics: dict[str, float] = {"val/f1_mean": float(sum(dev) / len(dev)) if dev else 0.0}
+    scored = [r["test"] for r in results if "test" in r]
+    if scored:
+        summary = summarise(scored)
+        table = markdown_table(summary, f"{cfg.task.name} · {cfg.encoder.name} · {cfg.data.name}", len(scored))
+        atomic_write_text(exp_dir / "results.md", table)
+        atomic_write_json(exp_dir / "results.json", {"folds": results, "summary": summary})
+        print(table)
+        metrics.update(flat_metrics(summary))
+    else:
+        atomic_write_json(exp_dir / "results.json", {"folds": results})
+        for r in results:
+            print(f"submission written: {r.get('prediction_file')}")
+    return metrics

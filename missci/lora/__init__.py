@@ -1,0 +1,1 @@
+"""LoRA fine-tuning on Missci (the ``mode=finetune`` runner): supervised examples, the two tasks, adapter bundles."""

@@ -1,0 +1,202 @@
+"""The two LoRA tasks on Missci (reconstruction, classification of the gold premise): candidate generation, scoring, and the adapter bundle."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from common.errors import UserError
+from common.io import atomic_write_json, atomic_write_text
+from metrics.missci_classification import classification_metrics
+from metrics.missci_premise import PremiseMetricConfig
+from missci.dataset.prediction_file import FallacyPrediction, RankedPremise, read_predictions, write_predictions
+from missci.dataset.reader import Argument, iter_fallacies
+from missci.lora.sft_data import SftExample, classification_examples, reconstruction_examples
+from missci.prompting.answer_parser import parse_output
+from missci.prompting.prompts import PromptOptions, classification_prompt, reconstruction_prompt
+from models.llm.backends import BACKENDS, Decoding, GenerationBackend, TransformersBackend, build_backend
+from models.llm.generation import DEFAULT_CANDIDATE_BATCH_SIZE
+
+log = logging.getLogger(__name__)
+
+
+BUNDLE_FILE = "missci_lora.json"
+
+
+@dataclass
+class CandidateSettings:
+    """How the k ranked candidates are decoded (``lora.candidates`` in the task config)."""
+    num_candidates: int = 3
+    strategy: str = "beam"        # "beam": k best beams; "sample": k samples (temperature, top_p, seed)
+    max_new_tokens: int = 96
+    temperature: float = 0.7
+    top_p: float = 0.95
+    batch_size: int = DEFAULT_CANDIDATE_BATCH_SIZE
+    seed: int = 1
+
+
+@dataclass
+class ChatSettings:
+    use_chat_template: bool = True
+    system_prompt: str | None = None
+
+
+def candidate_decoding(settings: CandidateSettings, k: int) -> Decoding:
+    """The backend-neutral decoding of ``k`` ranked candidates under ``settings.strategy``."""
+    common = {"max_new_tokens": settings.max_new_tokens, "k": k, "seed": settings.seed,
+              "batch_size": settings.batch_size}
+    strategies = {
+        "beam": lambda: Decoding(beams=k, **common),
+        "sample": lambda: Decoding(sample=True, temperature=settings.temperature, top_p=settings.top_p, **common),
+    }
+    if settings.strategy not in strategies:
+        raise UserError(f"unknown candidate strategy {settings.strategy!r}.",
+                        fix=f"set lora.candidates.strategy to one of {', '.join(strategies)}.")
+    return strategies[settings.strategy]()
+
+
+def generate_candidates(model, tokenizer, prompts: Sequence[str], settings: CandidateSettings,
+                        chat: ChatSettings = ChatSettings(), k: int | None = None) -> list[list[str]]:
+    """For each task prompt, ``k`` generated continuations in rank order (best first), in input order.
+
+    ``model`` is a loaded (peft) causal LM, run by the transformers backend in length-sorted batches of
+    ``settings.batch_size`` prompts, or any ``GenerationBackend`` (e.g. vLLM; ``tokenizer`` is then unused)."""
+    backend = model if isinstance(model, GenerationBackend) else TransformersBackend(model, tokenizer)
+    return backend.complete_prompts(prompts, candidate_decoding(settings, k or settings.num_candidates),
+                                    chat.use_chat_template, chat.system_prompt)
+
+
+def ranked_pairs(texts: Sequence[str]) -> tuple[list[tuple[str, str]], int]:
+    """Parsed (class, premise) pairs of all candidates in rank order, exact repeats dropped; unparsed count."""
+    pairs: list[tuple[str, str]] = []
+    unparsed = 0
+    for text in texts:
+        parsed = parse_output(text)
+        unparsed += parsed.unparsed_lines + int(parsed.fallback)
+        pairs.extend(pair for pair in parsed.pairs if pair not in pairs)
+    return pairs, unparsed
+
+
+def predict_reconstructions(model, tokenizer, arguments: Sequence[Argument], options: PromptOptions,
+                            settings: CandidateSettings, chat: ChatSettings = ChatSettings()
+                            ) -> list[FallacyPrediction]:
+    """missci-gen: one ranked prediction per R_i of ``arguments``."""
+    pairs = list(iter_fallacies(list(arguments)))
+    outputs = generate_candidates(model, tokenizer, [reconstruction_prompt(a, f, options) for a, f in pairs],
+                                  settings, chat)
+    predictions = []
+    for (argument, fallacy), texts in zip(pairs, outputs):
+        ranked, unparsed = ranked_pairs(texts)
+        predictions.append(FallacyPrediction(argument.id, fallacy.id, [RankedPremise(c, p) for c, p in ranked],
+                                             raw_output="\n".join(texts), unparsed_lines=unparsed,
+                                             extra={"candidate_outputs": list(texts)}))
+    return predictions
+
+
+def predict_classes(model, tokenizer, arguments: Sequence[Argument], options: PromptOptions,
+                    settings: CandidateSettings, chat: ChatSettings = ChatSettings()) -> list[dict[str, Any]]:
+    """missci-cls: the class of every interchangeable gold premise (greedy, one sequence)."""
+    rows = [(f, alt) for a in arguments for f in a.fallacies for alt in f.interchangeable]
+    prompts = [classification_prompt(a, f, alt.premise, options)
+               for a in arguments for f in a.fallacies for alt in f.interchangeable]
+    greedy = dataclasses.replace(settings, strategy="beam")
+    outputs = generate_candidates(model, tokenizer, prompts, greedy, chat, k=1)
+    return [{"id": alt.id, "fallacy_id": f.id, "gold": alt.fallacy_class,
+             "predicted": parse_output(texts[0]).classes[0], "raw_output": texts[0]}
+            for (f, alt), texts in zip(rows, outputs)]
+
+
+def write_class_rows(path: str | Path, rows: Sequence[dict]) -> Path:
+    return atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+
+
+def read_class_rows(path: str | Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@dataclass(frozen=True)
+class TaskScores:
+    """A task's scores, and for premise metrics the models that produced them (``models``) or why a metric could
+    not be computed (``unavailable``), so results files and ``missci.report`` can say so instead of a number."""
+    metrics: dict[str, float]
+    unavailable: dict[str, str] = dataclasses.field(default_factory=dict)
+    models: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+def score_reconstructions(arguments: Sequence[Argument], predictions: Sequence[FallacyPrediction], max_k: int,
+                          premises: PremiseMetricConfig | None) -> TaskScores:
+    from missci.analysis.evaluation import evaluate
+
+    result = evaluate(list(arguments), list(predictions), max_k, premises)
+    for metric, reason in result["unavailable"].items():
+        log.warning("%s unavailable: %s", metric, reason)
+    return TaskScores({k: float(v) for k, v in result["metrics"].items()}, dict(result["unavailable"]),
+                      dict(result["models"]))
+
+
+def score_class_rows(arguments: Sequence[Argument], rows: Sequence[dict], max_k: int = 1,
+                     premises: PremiseMetricConfig | None = None) -> TaskScores:
+    wanted = {alt.id for a in arguments for f in a.fallacies for alt in f.interchangeable}
+    rows = [r for r in rows if r["id"] in wanted]
+    return TaskScores(classification_metrics([r["gold"] for r in rows], [r["predicted"] for r in rows]))
+
+
+@dataclass(frozen=True)
+class LoraTask:
+    """Everything task-specific of LoRA training and prediction, so runner and CLI stay generic."""
+    name: str
+    examples: Callable[..., list[SftExample]]   # (arguments, options) -> training examples
+    predict: Callable[..., list]                # (model, tokenizer, arguments, options, settings, chat)
+    write: Callable[..., Path]                  # (path, outputs)
+    read: Callable[..., list]                   # (path) -> outputs
+    score: Callable[..., TaskScores]            # (arguments, outputs, max_k, premise config)
+    file_name: str
+
+
+RECONSTRUCTION = LoraTask("missci-gen", reconstruction_examples, predict_reconstructions, write_predictions,
+                          read_predictions, score_reconstructions, "predictions.jsonl")
+
+
+CLASSIFICATION = LoraTask("missci-cls", classification_examples, predict_classes, write_class_rows,
+                          read_class_rows, score_class_rows, "classify.jsonl")
+
+
+TASKS = {task.name: task for task in (RECONSTRUCTION, CLASSIFICATION)}
+
+
+def write_bundle(directory: str | Path, *, task: str, llm: dict, prompt: dict, chat: ChatSettings,
+                 candidates: CandidateSettings, lora: dict, trained_on: Sequence[str], fold: int | None) -> Path:
+    return atomic_write_json(Path(directory) / BUNDLE_FILE, {
+        "task": task, "llm": llm, "prompt": prompt, "chat": dataclasses.asdict(chat),
+        "candidates": dataclasses.asdict(candidates), "lora": lora, "fold": fold,
+        "trained_on_arguments": sorted(trained_on)})
+
+
+def read_bundle(directory: str | Path) -> dict:
+    path = Path(directory) / BUNDLE_FILE
+    if not path.is_file():
+        raise UserError(f"{BUNDLE_FILE} is missing, so the base model and prompt settings are unknown.",
+                        path=path.parent, fix="pass a fold<k>/adapter folder written by `python train.py "
+                                              "task=missci-gen mode=finetune` (or missci-cls).")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise UserError(f"not valid JSON ({err.msg}).", path=path, line=err.lineno,
+                        fix="re-run the fine-tuning fold that wrote it.") from None
+
+
+def load_tuned_backend(directory: str | Path, merge: bool = False, device: str | None = None,
+                       backend: str | None = None) -> tuple[GenerationBackend, dict]:
+    """``(backend, bundle)``: the bundle's base model with the adapter attached (or merged), served by the
+    bundle's ``llm.backend`` or the named one of ``BACKENDS``."""
+    bundle = read_bundle(directory)
+    llm = dict(bundle["llm"])
+    if backend is not None:
+        llm["backend"] = BACKENDS[backend]
+    engine = build_backend(llm, adapter=str(directory), **({"device": device} if device else {}))
+    if merge:
+        engine.merge_adapter()
+    return engine, bundle

@@ -1,0 +1,1 @@
+"""Zero-shot Missci runs with any causal LM: argument reconstruction, and classification given the gold premise."""

@@ -1,0 +1,1 @@
+"""Causal language models: loading (hub, folder, GGUF, tiny config), generation backends (transformers, vLLM), the LoRA LightningModule."""
