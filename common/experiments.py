@@ -23,6 +23,7 @@ from common.errors import UserError
 from common.faults import kill_point
 from common.io import atomic_write_json, atomic_write_text, remove_partial_files
 from common.locking import experiment_lock
+from common.renames import with_current_targets
 
 Fold = TypeVar("Fold")
 
@@ -108,7 +109,7 @@ def guard_same_experiment(cfg: DictConfig, exp_dir: Path) -> None:
     identity = experiment_identity(cfg)
     saved = exp_dir / "experiment.json"
     if saved.is_file():
-        before = json.loads(saved.read_text(encoding="utf-8"))
+        before = with_current_targets(json.loads(saved.read_text(encoding="utf-8")))
         if before != json.loads(json.dumps(identity)):
             changed = sorted(_diff_keys(before, identity))
             raise UserError(f"the folder holds results of another configuration (differs in: {', '.join(changed)})",

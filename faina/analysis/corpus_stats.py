@@ -4,9 +4,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Sequence
 
-import numpy as np
-
 from common.errors import UserError
+from common.spread import mean_std
 from faina.formats.any_file import read_any
 from faina.formats.labels import LabelInventory
 from faina.formats.records import PostCorpus, SpanCorpus
@@ -17,8 +16,8 @@ ALL = "all"
 def _mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
     if not values:
         return None, None
-    array = np.asarray(values, dtype=np.float64)
-    return float(array.mean()), float(array.std())
+    spread = mean_std(values)
+    return spread["mean"], spread["std"]
 
 
 def _annotations(corpus: SpanCorpus | PostCorpus) -> list[list[list[tuple[str, frozenset]]]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from common.spread import mean_std
 from faina.formats.labels import LabelInventory
 
 PIPELINES = {"span": "token-classification", "post": "text-classification"}
@@ -60,12 +61,10 @@ def scores_table(folds: list[dict], exported: int | None) -> list[str]:
         cells = [_percent(fold["test"][mode][view]["f1"]) for mode, view in columns]
         lines.append(f"| {fold.get('fold')}{mark} | {fold.get('test_posts', '–')} | " + " | ".join(cells) + " |")
     if len(scored) > 1:
-        import numpy as np
-
         cells = []
         for mode, view in columns:
-            values = np.array([f["test"][mode][view]["f1"] for f in scored], dtype=np.float64)
-            cells.append(f"{100 * values.mean():.1f} ± {100 * values.std():.1f}")
+            spread = mean_std(f["test"][mode][view]["f1"] for f in scored)
+            cells.append(f"{100 * spread['mean']:.1f} ± {100 * spread['std']:.1f}")
         lines.append(f"| mean ± std | {sum(f.get('test_posts', 0) for f in scored)} | " + " | ".join(cells) + " |")
     return lines
 

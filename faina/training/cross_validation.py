@@ -18,10 +18,9 @@ import hydra
 import lightning.pytorch as pl
 from omegaconf import DictConfig, OmegaConf
 
-from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
 from common.errors import UserError
-from common.experiments import exclusive_experiment, fold_config, guard_same_experiment, instantiate_all, run_folds
-from common.faults import kill_point
+from common.experiments import exclusive_experiment, guard_same_experiment, run_folds
+from common.fold_training import FoldTrainer
 from common.io import atomic_write_json, atomic_write_text
 from faina.data.datamodule import FainaDataModule
 from faina.data.folds import FoldSplit, kfold_splits, label_matrix, official_split
@@ -51,32 +50,20 @@ def make_splits(cfg: DictConfig, data: TaskData) -> list[FoldSplit]:
 def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldSplit, fold_dir: Path,
              tokenizer, predict_features: list[dict] | None) -> dict:
     level = LEVELS[data.level]
-    fold_dir.mkdir(parents=True, exist_ok=True)
-    pl.seed_everything(cfg.seed + split.fold, workers=True, verbose=False)
-    fcfg = fold_config(cfg, split.fold, fold_dir)
+    fold = FoldTrainer(cfg, split.fold, fold_dir)
+    fcfg = fold.cfg
     model = build_model(fcfg.model, fcfg.encoder, data.level, data.labels, data.num_views, data.inventory)
     datamodule = FainaDataModule(features, split, tokenizer.pad_token_id, batch_size=cfg.loader.batch_size,
                                  num_workers=cfg.loader.num_workers, predict_features=predict_features,
                                  seed=cfg.seed + split.fold, length_grouped=cfg.loader.get("length_grouped", True))
-    loggers = instantiate_all(fcfg.get("logger"))
-    for logger in loggers:  # the whole resolved config, seed included, next to the model's hyperparameters
-        logger.log_hyperparams(OmegaConf.to_container(fcfg, resolve=True))
-    checkpoint = FoldCheckpoint(fold_dir / CHECKPOINT_DIR, cfg.checkpoint.monitor, cfg.checkpoint.mode)
-    callbacks = [*instantiate_all(fcfg.get("callbacks")), checkpoint]
-    trainer: pl.Trainer = hydra.utils.instantiate(fcfg.trainer, logger=loggers or False, callbacks=callbacks,
-                                                  plugins=[AtomicCheckpointIO()], default_root_dir=str(fold_dir))
-    trainer.fit(model, datamodule=datamodule, ckpt_path=resume_checkpoint(fold_dir, split.fold), weights_only=True)
-    best_path = checkpoint.best_model_path
-    if best_path:
-        model.load_state_dict(load_weights(best_path))
-    kill_point("trained")  # the fault tests' "killed after training, before the prediction file"
-    if not trainer.is_global_zero:
+    fold.fit(model, datamodule=datamodule)
+    fold.load_best_weights(model)
+    if not fold.is_global_zero:
         return {"fold": split.fold}  # under DDP, rank 0 alone predicts, writes and scores
     tuned = tune_on_dev(cfg, model, datamodule.val_dataloader())
     outputs = predict_on_one_device(cfg, model, datamodule)
     result: dict = {"fold": split.fold, "train_posts": len(split.train), "dev_posts": len(split.dev),
-                    "best_dev_f1": float(checkpoint.best_model_score) if best_path and checkpoint.best_model_score
-                    is not None else None}
+                    "best_dev_f1": fold.best_score}
     if tuned:
         result["tuned_on_dev"] = tuned
     export_model(model, fcfg, data.level, data.grain, data.labels, data.num_views, fold_dir)
@@ -99,7 +86,7 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
         predicted = level.records(corpus, indices, outputs, data.labels, data.num_views)
         pred_path = level.write(predicted, fold_dir / f"submission.{level.file_ext}")
     result["prediction_file"] = str(pred_path)
-    log_fold_end(loggers, result, pred_path)
+    fold.close(flat_test_metrics(result), pred_path)
     atomic_write_json(fold_dir / "metrics.json", result)
     return result
 
@@ -113,25 +100,10 @@ def predict_on_one_device(cfg: DictConfig, model, datamodule) -> list[dict]:
     return trainer.predict(model, datamodule=datamodule)
 
 
-def log_fold_end(loggers: list, result: dict, prediction_file: Path) -> None:
-    """Final fold metrics to every logger; W&B also gets the prediction file and its run is closed."""
-    flat = {}
-    for mode, views in result.get("test", {}).items():
-        for view, measures in views.items():
-            for measure, value in measures.items():
-                flat[f"test/{mode}/{view}/{measure}"] = value
-    for logger in loggers:
-        if flat:
-            logger.log_metrics(flat)
-        logger.finalize("success")
-        experiment = getattr(logger, "experiment", None)
-        if type(logger).__name__ == "WandbLogger":
-            import wandb
-
-            artifact = wandb.Artifact(f"predictions-{experiment.name}", type="predictions")
-            artifact.add_file(str(prediction_file))
-            experiment.log_artifact(artifact)
-            experiment.finish()
+def flat_test_metrics(result: dict) -> dict[str, float]:
+    """A fold's test scores as logger keys: ``test/<mode>/<view>/<measure>``."""
+    return {f"test/{mode}/{view}/{measure}": value for mode, views in result.get("test", {}).items()
+            for view, measures in views.items() for measure, value in measures.items()}
 
 
 def run(cfg: DictConfig) -> dict[str, float]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
+from common.spread import mean_std
 
 MEASURES = ("precision", "recall", "f1")
 
@@ -20,8 +20,7 @@ def summarise(fold_scores: Sequence[dict]) -> dict:
         for view in fold_scores[0][mode]:
             summary[mode][view] = {}
             for measure in MEASURES:
-                values = np.array([fold[mode][view][measure] for fold in fold_scores], dtype=np.float64)
-                summary[mode][view][measure] = {"mean": float(values.mean()), "std": float(values.std())}
+                summary[mode][view][measure] = mean_std(fold[mode][view][measure] for fold in fold_scores)
     return summary
 
 

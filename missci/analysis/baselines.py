@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import random
-import statistics
 from collections import Counter
 from typing import Sequence
 
+from common.spread import mean_std
 from metrics.missci_premise import PremiseMetricConfig
 from missci.analysis.evaluation import evaluate
 from missci.dataset.classes import CLASS_NAMES
@@ -65,7 +65,7 @@ def run_random_baseline(arguments: list[Argument], premise: str, seeds: Sequence
         per_seed[str(seed)] = {k: v for k, v in result["metrics"].items() if k in REPORTED}
         models, unavailable = result["models"], result["unavailable"]
     keys = list(next(iter(per_seed.values())))
-    mean = {k: statistics.fmean(m[k] for m in per_seed.values()) for k in keys}
-    std = {k: statistics.pstdev([m[k] for m in per_seed.values()]) if len(per_seed) > 1 else 0.0 for k in keys}
+    spread = {k: mean_std(m[k] for m in per_seed.values()) for k in keys}
+    mean, std = {k: v["mean"] for k, v in spread.items()}, {k: v["std"] for k, v in spread.items()}
     return {"kind": "random", "seeds": per_seed, "mean": mean, "std": std, "models": models,
             "unavailable": unavailable, "premise": premise, "counts": argument_counts(arguments)}

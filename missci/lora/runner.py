@@ -23,16 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import hydra
-import lightning.pytorch as pl
-import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, resume_checkpoint
-from common.experiments import exclusive_experiment, fold_config, guard_same_experiment, instantiate_all, run_folds
-from common.faults import kill_point
+from common.experiments import exclusive_experiment, guard_same_experiment, run_folds
+from common.fold_training import FoldTrainer
 from common.io import atomic_write_json, atomic_write_text
 from common.sampling import EpochShuffle
+from common.spread import mean_std
 from metrics.missci_premise import PremiseMetricConfig
 from missci.dataset.folds import grouped_folds
 from missci.dataset.reader import Argument, load_split
@@ -134,8 +131,7 @@ def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) ->
     chat = ChatSettings(settings["generation"].get("use_chat_template", True),
                         settings["generation"].get("system_prompt"))
     candidates = CandidateSettings(**{**lora["candidates"], "seed": int(cfg.seed)})
-    pl.seed_everything(cfg.seed + plan.index, workers=True, verbose=False)
-    fcfg = fold_config(cfg, plan.index, fold_dir)
+    fold = FoldTrainer(cfg, plan.index, fold_dir)
 
     model, tokenizer, quantized = load_base_model(llm)
     peft_model = add_lora(model, LoraSettings(lora["rank"], lora["alpha"], lora["dropout"], lora["target_modules"]),
@@ -148,19 +144,9 @@ def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) ->
 
     module = LoraCausalLM(peft_model, OptimiserSettings(lora["learning_rate"], lora["weight_decay"],
                                                         lora["warmup_steps"]))
-    loggers = instantiate_all(fcfg.get("logger"))
-    for logger in loggers:
-        logger.log_hyperparams(OmegaConf.to_container(fcfg, resolve=True))
-    checkpoint = FoldCheckpoint(fold_dir / CHECKPOINT_DIR, cfg.checkpoint.monitor, cfg.checkpoint.mode)
-    trainer: pl.Trainer = hydra.utils.instantiate(
-        fcfg.trainer, logger=loggers or False, callbacks=[*instantiate_all(fcfg.get("callbacks")), checkpoint],
-        plugins=[AtomicCheckpointIO()], default_root_dir=str(fold_dir), max_epochs=lora["max_epochs"],
-        max_steps=lora["max_steps"])
-    trainer.fit(module, train_dataloaders=train_loader(features, lora["batch_size"], tokenizer.pad_token_id,
-                                                       cfg.seed + plan.index),
-                ckpt_path=resume_checkpoint(fold_dir, plan.index))
-    kill_point("trained")  # the fault tests' "killed after training, before the prediction file"
-    if not trainer.is_global_zero:
+    fold.fit(module, {"max_epochs": lora["max_epochs"], "max_steps": lora["max_steps"]},
+             train_dataloaders=train_loader(features, lora["batch_size"], tokenizer.pad_token_id, cfg.seed + plan.index))
+    if not fold.is_global_zero:
         return {"fold": plan.index}
 
     adapter_dir = save_adapter(peft_model, fold_dir / "adapter")
@@ -182,11 +168,7 @@ def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) ->
               "test_arguments": len(test_arguments), "trainable_parameters": trainable,
               "total_parameters": total, "prediction_file": str(prediction_file), "test": scores,
               "unavailable": scored.unavailable, "models": scored.models}
-    for logger in loggers:
-        logger.log_metrics({f"test/{k}": v for k, v in scores.items()})
-        logger.finalize("success")
-        if type(logger).__name__ == "WandbLogger":
-            logger.experiment.finish()
+    fold.close({f"test/{k}": v for k, v in scores.items()}, prediction_file)
     atomic_write_json(fold_dir / "metrics.json", result)
     return result
 
@@ -256,8 +238,7 @@ def report(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list
     pooled = {view: scores.metrics for view, scores in scored.items()}
     per_fold = {}
     for metric in finished[0]["test"]:
-        values = np.array([r["test"][metric] for r in finished if metric in r["test"]], dtype=np.float64)
-        per_fold[metric] = {"mean": float(values.mean()), "std": float(values.std())}
+        per_fold[metric] = mean_std(r["test"][metric] for r in finished if metric in r["test"])
     table = results_table(f"{task.name} · LoRA · {cfg.llm.name} · cv={cfg.cv.name}", pooled, per_fold,
                           len(finished), int(cfg.task.lora.candidates.num_candidates))
     atomic_write_text(exp_dir / "results.md", table)

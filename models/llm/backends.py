@@ -16,15 +16,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from common.errors import UserError
+from common.renames import current_name
 from models.llm.generation import DEFAULT_BATCH_SIZE, GenerationSettings, encode_prompts, generate_token_batches
 
 DEFAULT_BACKEND = {"_target_": "models.llm.backends.TransformersBackend.load", "_partial_": True}
 # the same configs as conf/llm/backend/*.yaml, for command lines that pick a backend by name
 BACKENDS = {"transformers": DEFAULT_BACKEND,
             "vllm": {"_target_": "models.llm.vllm_backend.VllmBackend.load", "_partial_": True}}
-# Factories under the module paths of releases before models/llm/ existed (saved in old LoRA bundles).
-MOVED_FACTORIES = {"models.backends.TransformersBackend.load": "models.llm.backends.TransformersBackend.load",
-                   "models.vllm_backend.VllmBackend.load": "models.llm.vllm_backend.VllmBackend.load"}
+
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,7 @@ def backend_factory(llm: dict) -> Callable[..., GenerationBackend]:
         raise UserError(f"llm.backend is {node!r}, not a backend config.",
                         fix="choose the config group on the command line: llm/backend=transformers or "
                             "llm/backend=vllm (a slash, not a dot).")
-    target = MOVED_FACTORIES.get(node["_target_"], node["_target_"])
+    target = current_name(node["_target_"])  # old LoRA bundles name models.backends.*
     return instantiate({**node, "_target_": target, "_partial_": True})
 
 

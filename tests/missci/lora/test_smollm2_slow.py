@@ -2,7 +2,7 @@
 import json
 
 import pytest
-from missci_lora.helpers import compose
+from helpers.lora import compose
 
 import train
 from missci.dataset.prediction_file import read_predictions

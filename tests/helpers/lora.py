@@ -1,4 +1,4 @@
-"""Helpers of the LoRA tests (importable as ``missci_lora.helpers``; conftest holds the fixtures)."""
+"""Helpers of the LoRA tests (importable as ``helpers.lora``; conftest holds the fixtures)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from missci_lora.helpers import tiny_spec
+from helpers.lora import tiny_spec
 
 
 @pytest.fixture(scope="session")

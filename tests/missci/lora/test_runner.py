@@ -3,7 +3,7 @@ import json
 
 import pytest
 import torch
-from missci_lora.helpers import compose
+from helpers.lora import compose
 
 import train
 from missci.dataset.prediction_file import read_predictions

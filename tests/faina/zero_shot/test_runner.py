@@ -15,7 +15,7 @@ from faina.formats.records import SpanCorpus
 from faina.scoring.official import evaluate_files
 from train import register_config_resolvers
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+CONF_DIR = Path(__file__).resolve().parents[3] / "conf"
 runner = importlib.import_module("faina.zero_shot.runner")
 TASKS = ["span-f", "span-c", "post-f", "post-c"]
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 import torch
-from generation.conftest import tiny_spec
+from helpers.llm import tiny_spec
 
 import models.llm.converted_cache as cache
 from models.llm.loading import CausalLMSpec, load_causal_lm

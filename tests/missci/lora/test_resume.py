@@ -2,7 +2,7 @@
 import json
 
 import pytest
-from missci_lora.helpers import compose
+from helpers.lora import compose
 from runner_helpers import SimulatedCrash
 
 import train

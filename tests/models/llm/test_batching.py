@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from generation.conftest import PROMPTS
+from helpers.llm import PROMPTS
 
 from missci.lora.tasks import CandidateSettings, generate_candidates
 from models.llm.generation import GenerationSettings, generate, left_padded, length_sorted_batches

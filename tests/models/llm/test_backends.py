@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from generation.conftest import PROMPTS
+from helpers.llm import PROMPTS
 
 from common.errors import UserError
 from models.llm.backends import Decoding, TransformersBackend, backend_factory, build_backend
 from models.llm.vllm_backend import VllmApi, VllmBackend
 
-CONF = Path(__file__).resolve().parents[2] / "conf"
+CONF = Path(__file__).resolve().parents[3] / "conf"
 
 
 @dataclass

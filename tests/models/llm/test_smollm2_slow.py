@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-DATA_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "missci"
+DATA_DIR = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "missci"
 
 
 @pytest.mark.slow
@@ -19,7 +19,7 @@ def test_smollm2_batched_greedy_equals_one_at_a_time():
     from models.llm.backends import build_backend
     from models.llm.generation import GenerationSettings
 
-    llm = OmegaConf.to_container(OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/llm/smollm2.yaml"))
+    llm = OmegaConf.to_container(OmegaConf.load(Path(__file__).resolve().parents[3] / "conf/llm/smollm2.yaml"))
     backend = build_backend({**llm, "device": "cpu"})
     pairs = list(iter_fallacies(load_split("dev", DATA_DIR)))[:3]
     prompts = [reconstruction_prompt(a, f, PromptOptions()) for a, f in pairs]
@@ -42,7 +42,7 @@ def test_smollm2_beams_from_a_shared_prefill_equal_copied_prompts():
     from models.llm.backends import build_backend
     from models.llm.generation import encode_prompts, generate_token_batches, left_padded
 
-    llm = OmegaConf.to_container(OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/llm/smollm2.yaml"))
+    llm = OmegaConf.to_container(OmegaConf.load(Path(__file__).resolve().parents[3] / "conf/llm/smollm2.yaml"))
     backend = build_backend({**llm, "device": "cpu"})
     model, tokenizer = backend.model, backend.tokenizer
     pairs = list(iter_fallacies(load_split("dev", DATA_DIR)))[3:5]

@@ -1,8 +1,6 @@
-"""Fixtures of the generation tests: a tiny random Llama (built from a config) with the packaged MiniLM
-tokenizer, and prompts of very different lengths (so batches need left padding)."""
+"""Helpers of the LLM tests (importable as ``helpers.llm``): a tiny random Llama spec and prompts of very
+different lengths (so batches need left padding)."""
 from __future__ import annotations
-
-import pytest
 
 TINY = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
         "num_key_value_heads": 2, "max_position_embeddings": 512}
@@ -19,10 +17,3 @@ def tiny_spec(**overrides):
     from models.llm.loading import CausalLMSpec
     return CausalLMSpec("tiny-llama", tokenizer="minilm", device="cpu", tiny_config=dict(TINY), seed=3,
                         **overrides)
-
-
-@pytest.fixture(scope="module")
-def tiny_lm():
-    """(model, tokenizer) of a random 2-layer Llama; MiniLM's tokenizer has no chat template."""
-    from models.llm.loading import load_causal_lm
-    return load_causal_lm(tiny_spec())

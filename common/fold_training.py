@@ -1,0 +1,81 @@
+"""One fold's training, the same for every runner: seed, loggers, checkpoints, resume, kill point, closing.
+
+The Faina cross-validation runner and the Missci LoRA runner differ in what they train and predict, not in
+how a fold is driven: each fold is seeded with ``seed + fold``, gets its own resolved config (its own logger
+run), logs that config once, checkpoints through ``FoldCheckpoint`` with the atomic writer, resumes from its
+``last.ckpt`` (loaded with ``weights_only=True``), passes the ``trained`` kill point of the fault tests and, at
+the end, logs its test metrics to every logger and closes it (W&B: the prediction file as an artifact, then
+``finish()``, so the next fold starts a new run).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import hydra
+import lightning.pytorch as pl
+from omegaconf import DictConfig, OmegaConf
+
+from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
+from common.experiments import fold_config, instantiate_all
+from common.faults import kill_point
+
+
+class FoldTrainer:
+    """Drives the training of fold ``index`` of an experiment into ``fold_dir``."""
+
+    def __init__(self, cfg: DictConfig, index: int, fold_dir: Path):
+        self.index, self.fold_dir = index, Path(fold_dir)
+        self.fold_dir.mkdir(parents=True, exist_ok=True)
+        pl.seed_everything(cfg.seed + index, workers=True, verbose=False)
+        self.cfg = fold_config(cfg, index, self.fold_dir)
+        self.loggers = instantiate_all(self.cfg.get("logger"))
+        for logger in self.loggers:  # the whole resolved config, seed included, next to the hyperparameters
+            logger.log_hyperparams(OmegaConf.to_container(self.cfg, resolve=True))
+        self.checkpoint = FoldCheckpoint(self.fold_dir / CHECKPOINT_DIR, cfg.checkpoint.monitor, cfg.checkpoint.mode)
+        self.trainer: pl.Trainer | None = None
+
+    def fit(self, module: pl.LightningModule, trainer_overrides: dict[str, Any] | None = None,
+            **fit_inputs: Any) -> pl.Trainer:
+        """``Trainer.fit`` from the fold's ``trainer`` config, resumed from ``last.ckpt`` when there is one."""
+        callbacks = [*instantiate_all(self.cfg.get("callbacks")), self.checkpoint]
+        self.trainer = hydra.utils.instantiate(self.cfg.trainer, logger=self.loggers or False, callbacks=callbacks,
+                                               plugins=[AtomicCheckpointIO()], default_root_dir=str(self.fold_dir),
+                                               **(trainer_overrides or {}))
+        self.trainer.fit(module, **fit_inputs, ckpt_path=resume_checkpoint(self.fold_dir, self.index),
+                         weights_only=True)
+        kill_point("trained")  # the fault tests' "killed after training, before the prediction file"
+        return self.trainer
+
+    @property
+    def is_global_zero(self) -> bool:
+        """Under DDP only rank 0 predicts, writes and scores."""
+        return self.trainer is None or self.trainer.is_global_zero
+
+    def load_best_weights(self, module: pl.LightningModule) -> str | None:
+        """Put the best dev weights into ``module`` (when the monitor saved any); their path."""
+        best = self.checkpoint.best_model_path
+        if best:
+            module.load_state_dict(load_weights(best))
+        return best or None
+
+    @property
+    def best_score(self) -> float | None:
+        score = self.checkpoint.best_model_score
+        return float(score) if self.checkpoint.best_model_path and score is not None else None
+
+    def close(self, metrics: dict[str, float], prediction_file: Path | None = None) -> None:
+        """Test metrics to every logger, then close each (W&B: prediction file as an artifact, ``finish()``)."""
+        for logger in self.loggers:
+            if metrics:
+                logger.log_metrics(metrics)
+            logger.finalize("success")
+            if type(logger).__name__ == "WandbLogger":
+                experiment = logger.experiment
+                if prediction_file is not None:
+                    import wandb
+
+                    artifact = wandb.Artifact(f"predictions-{experiment.name}", type="predictions")
+                    artifact.add_file(str(prediction_file))
+                    experiment.log_artifact(artifact)
+                experiment.finish()
