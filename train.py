@@ -1,10 +1,11 @@
-"""The one entry point: ``python train.py task=span-f encoder=alberto``.
+"""The one entry point: ``python train.py task=span-f encoder=alberto`` (``-q`` quieter, ``-v`` debug).
 
 Hydra composes ``conf/``; ``run(cfg)`` picks the runner that the task config names for the chosen mode
 (``mode=finetune`` or ``mode=zero-shot``) and returns its metrics, so sweeps can optimise them.
 """
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 
@@ -13,6 +14,7 @@ from omegaconf import DictConfig
 
 from common.errors import UserError
 from common.io import DISK_FULL, disk_full_error
+from common.logs import show_progress, verbosity_from_argv
 from common.resolvers import register_resolvers
 
 
@@ -58,6 +60,8 @@ def run(cfg: DictConfig) -> dict[str, float]:
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
+    if not logging.getLogger().handlers:  # a job started by a launcher in a fresh process (submitit)
+        show_progress()
     try:
         metrics = run(cfg)
     except UserError as err:
@@ -73,4 +77,6 @@ def main(cfg: DictConfig) -> float | None:
 
 
 if __name__ == "__main__":
+    verbosity, sys.argv = verbosity_from_argv(sys.argv)  # before Hydra parses the overrides
+    show_progress(verbosity)
     main()

@@ -17,6 +17,7 @@ unless ``checkpoint.keep=true``.
 """
 from __future__ import annotations
 
+import logging
 import random
 import shutil
 import zipfile
@@ -33,6 +34,8 @@ from safetensors.torch import load_file, save
 from common.errors import UserError
 from common.faults import kill_point
 from common.io import atomic_write, atomic_write_bytes
+
+log = logging.getLogger(__name__)
 
 CHECKPOINT_DIR = "checkpoints"
 LAST = "last.ckpt"
@@ -111,9 +114,9 @@ def resume_checkpoint(fold_dir: Path, fold: int) -> str | None:
         return None
     damage = checkpoint_damage(last)
     if damage is None:
-        print(f"fold {fold}: resuming from {last}")
+        log.info("fold %d: resuming from %s", fold, last)
         return str(last)
-    print(f"fold {fold}: {last} is damaged ({damage}); deleting the fold's checkpoints and training it from scratch")
+    log.warning("fold %d: %s is damaged (%s); deleting the fold's checkpoints and training it from scratch", fold, last, damage)
     shutil.rmtree(folder)
     return None
 

@@ -36,10 +36,14 @@ class UserError(Exception):
 
 
 def exit_on_user_error(main: Callable[..., T]) -> Callable[..., T]:
-    """Run ``main``; on a ``UserError`` print ``error: <message>`` to stderr and exit with status 2."""
+    """Run ``main`` with progress shown on stderr; on a ``UserError`` print ``error: <message>`` to stderr and
+    exit with status 2."""
 
     @functools.wraps(main)
     def wrapper(*args, **kwargs):
+        from common.logs import show_progress
+
+        show_progress()
         try:
             return main(*args, **kwargs)
         except UserError as err:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, TypeVar
 
@@ -24,6 +25,8 @@ from common.faults import kill_point
 from common.io import atomic_write_json, atomic_write_text, remove_partial_files
 from common.locking import experiment_lock
 from common.renames import with_current_targets
+
+log = logging.getLogger(__name__)
 
 Fold = TypeVar("Fold")
 
@@ -40,7 +43,7 @@ def run_folds(cfg: DictConfig, exp_dir: Path, folds: Iterable[Fold], index_of: C
         fold_dir = exp_dir / f"fold{index}"
         finished = read_finished_fold(fold_dir / "metrics.json", index)
         if finished is not None:
-            print(f"fold {index}: finished earlier, reusing {fold_dir / 'metrics.json'}")
+            log.info("fold %d: finished earlier, reusing %s", index, fold_dir / "metrics.json")
         else:
             finished = run_fold(fold, fold_dir)
         if rank_zero_only.rank == 0 and not (cfg.get("checkpoint") or {}).get("keep", False):
@@ -61,7 +64,7 @@ def read_finished_fold(path: Path, index: int) -> dict | None:
         return result
     except (ValueError, UnicodeDecodeError) as err:
         reason = str(err).splitlines()[0]
-        print(f"fold {index}: {path} is damaged ({reason}); deleting it and running the fold again")
+        log.warning("fold %d: %s is damaged (%s); deleting it and running the fold again", index, path, reason)
         if rank_zero_only.rank == 0:
             path.unlink()
         return None
@@ -76,7 +79,7 @@ def exclusive_experiment(exp_dir: Path) -> Iterator[None]:
         return
     with experiment_lock(exp_dir):
         for partial in remove_partial_files(exp_dir):
-            print(f"removed {partial}, a partial file of an interrupted run")
+            log.info("removed %s, a partial file of an interrupted run", partial)
         yield
 
 

@@ -7,6 +7,7 @@ lists the label inventory of the grain in decoder order.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from faina.formats.conll import read_conll
 from faina.formats.labels import LabelInventory
 from faina.formats.records import PostCorpus, SpanCorpus
 from faina.formats.tsv import read_post_tsv
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ def read_level(path: str | Path, level: str, grain: str, inventory: LabelInvento
     if level == "span":
         corpus = read_conll(path, inventory, repair=repair)
         for message in corpus.repairs:
-            print(f"repaired: {message}")
+            log.warning("repaired: %s", message)
         return coarse_corpus(corpus, inventory) if grain == "coarse" else _only_fine(corpus, inventory)
     corpus = read_post_tsv(path, inventory)
     return coarse_rows(corpus, inventory) if grain == "coarse" else _only_fine(corpus, inventory)

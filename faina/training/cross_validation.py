@@ -12,6 +12,7 @@ after the best checkpoint is loaded, before it predicts and is exported.
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import hydra
@@ -30,6 +31,8 @@ from faina.serving.fold_model import build_model, export_model, load_tokenizer
 from faina.serving.prediction import write_ensemble_submission
 from faina.training.decision_tuning import tune_on_dev
 from faina.training.results_table import flat_metrics, markdown_table, summarise
+
+log = logging.getLogger(__name__)
 
 
 def experiment_dir(cfg: DictConfig) -> Path:
@@ -132,7 +135,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
             return {}
         if official and cfg.cv.num_folds > 1 and len(results) == cfg.cv.num_folds:
             path = write_ensemble_submission(exp_dir, data.unlabelled, cfg.loader.batch_size)
-            print(f"ensemble of {len(results)} models, submission written: {path}")
+            log.info("ensemble of %d models, submission written: %s", len(results), path)
         return report(cfg, exp_dir, results)
 
 
@@ -143,7 +146,8 @@ def encode_features(cfg: DictConfig, data: TaskData, corpus, tokenizer) -> list[
     features, note = encode_cached(corpus, data.level, tokenizer, data.labels, data.num_views,
                                    cfg.paths.get("feature_cache"))
     how = "read from the cache" if note["cached"] else "tokenised"
-    print(f"features of {len(features)} posts {how} in {note['seconds']:.2f} s" + (f" ({note['file']})" if note["file"] else ""))
+    log.info("features of %d posts %s in %.2f s%s", len(features), how, note["seconds"],
+             f" ({note['file']})" if note["file"] else "")
     return features
 
 
@@ -161,5 +165,5 @@ def report(cfg: DictConfig, exp_dir: Path, results: list[dict]) -> dict[str, flo
     else:
         atomic_write_json(exp_dir / "results.json", {"folds": results})
         for r in results:
-            print(f"submission written: {r.get('prediction_file')}")
+            log.info("submission written: %s", r.get("prediction_file"))
     return metrics

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,8 @@ from train import run
 
 
 @pytest.mark.slow  # trains two models and predicts in a subprocess (~25 s CPU)
-def test_cv_ensemble_trains_k_models_and_writes_the_ensembled_submission(make_cfg, small_sample, tmp_path, capsys):
+def test_cv_ensemble_trains_k_models_and_writes_the_ensembled_submission(make_cfg, small_sample, tmp_path, caplog):
+    caplog.set_level(logging.INFO)
     cfg = make_cfg("task=span-f", "cv=official", "cv.ensemble=2", "trainer.max_epochs=1",
                    "model.module.o_bias=tuned")
     run(cfg)
@@ -33,7 +35,7 @@ def test_cv_ensemble_trains_k_models_and_writes_the_ensembled_submission(make_cf
     # each model tuned its own O biases on its own dev set and reports them
     assert set(folds[0]["tuned_on_dev"]["o_bias"]) == {"a1", "a2"}
     ensembled = exp / "submission-ensemble.conll"
-    assert "ensemble of 2 models, submission written" in capsys.readouterr().out
+    assert "ensemble of 2 models, submission written" in caplog.text
     unlabelled = read_conll(small_sample / "sample-unlabelled.conll")
     corpus = read_conll(ensembled)
     assert corpus.labelled and [p.tokens for p in corpus.posts] == [p.tokens for p in unlabelled.posts]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,8 @@ def _save_dataset(folder: Path) -> Path:
     return folder
 
 
-def test_data_hf_trains_on_a_saved_dataset_and_reuses_its_features(make_cfg, tmp_path, capsys):
+def test_data_hf_trains_on_a_saved_dataset_and_reuses_its_features(make_cfg, tmp_path, caplog):
+    caplog.set_level(logging.INFO)
     folder = _save_dataset(tmp_path / "claims")
     data = load_hf_task_data(str(folder), "span", "fine")
     assert data.labels == ("Claim", "Insult") and data.num_views == 2 and len(data.labelled) == 24
@@ -90,10 +92,11 @@ def test_data_hf_trains_on_a_saved_dataset_and_reuses_its_features(make_cfg, tmp
     fold = Path(cfg.paths.results_dir) / cfg.name / "fold0"
     assert "B-Claim" in (fold / "gold.conll").read_text() or "B-Insult" in (fold / "gold.conll").read_text()
     assert json.loads((fold / "model.json").read_text())["labels"] == ["Claim", "Insult"]
-    assert "features of 24 posts tokenised" in capsys.readouterr().out
+    assert "features of 24 posts tokenised" in caplog.text
+    caplog.clear()
     run(make_cfg("task=span-f", "debug=fast", "cv.num_folds=2", "data=hf", f"data.path={folder}", "name=again",
                  sample=False))
-    assert "features of 24 posts read from the cache" in capsys.readouterr().out
+    assert "features of 24 posts read from the cache" in caplog.text
 
 
 def test_data_hf_bad_datasets_get_one_message(tmp_path):

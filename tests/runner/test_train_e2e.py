@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 
@@ -49,14 +50,15 @@ def test_short_real_run_reports_folds_and_table(make_cfg, capsys):
         assert (fold / "logs" / "metrics.csv").is_file() or cfg.logger == {}
 
 
-def test_rerun_skips_finished_folds_and_refuses_other_configs(make_cfg, capsys):
+def test_rerun_skips_finished_folds_and_refuses_other_configs(make_cfg, caplog):
+    caplog.set_level(logging.INFO)
     cfg = make_cfg("task=post-f", "debug=fast", "cv.folds=[0]")
     first = run(cfg)
     fold = __import__("pathlib").Path(cfg.paths.results_dir) / cfg.name / "fold0"
     stamp = (fold / "metrics.json").stat().st_mtime_ns
     again = run(make_cfg("task=post-f", "debug=fast", "cv.folds=[0]"))
     assert again == first and (fold / "metrics.json").stat().st_mtime_ns == stamp
-    assert "finished earlier" in capsys.readouterr().out
+    assert "finished earlier" in caplog.text
     with pytest.raises(UserError, match="another configuration .*model.module.threshold"):
         run(make_cfg("task=post-f", "debug=fast", "cv.folds=[0]", "model.module.threshold=0.5"))
 

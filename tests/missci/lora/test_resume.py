@@ -1,5 +1,6 @@
 """The LoRA runner shares the fold loop: a fold resumed after a crash ends like an uninterrupted one."""
 import json
+import logging
 
 import pytest
 from helpers.lora import compose
@@ -12,7 +13,8 @@ QUICK = ["llm=tiny-llama", "callbacks=none", "logger=none", "task.lora.max_steps
          "task.lora.candidates.num_candidates=2", "task.max_fallacies=2", "task.premise_metrics=null", "cv=official"]
 
 
-def test_resumed_lora_fold_ends_like_an_uninterrupted_one(tmp_path, data_dir, capsys):
+def test_resumed_lora_fold_ends_like_an_uninterrupted_one(tmp_path, data_dir, caplog):
+    caplog.set_level(logging.INFO)
     def cfg(name, *extra):
         return compose(["task=missci-gen", f"task.data_dir={data_dir}", f"paths.results_dir={tmp_path}", *QUICK,
                         f"name={name}", *extra])
@@ -21,9 +23,9 @@ def test_resumed_lora_fold_ends_like_an_uninterrupted_one(tmp_path, data_dir, ca
     with pytest.raises(SimulatedCrash):
         train.run(cfg("resumed", *crash))
     assert (tmp_path / "resumed" / "fold0" / "checkpoints" / "last.ckpt").is_file()
-    capsys.readouterr()
+    caplog.clear()
     resumed = train.run(cfg("resumed"))
-    assert "fold 0: resuming from" in capsys.readouterr().out
+    assert "fold 0: resuming from" in caplog.text
     straight = train.run(cfg("straight"))
     assert resumed == straight
     a, b = tmp_path / "resumed" / "fold0", tmp_path / "straight" / "fold0"

@@ -1,3 +1,5 @@
+import logging
+
 """The finetune runner through Hydra on a tiny random Llama: folds, adapters, pooled scores, reruns, the CLI."""
 import json
 
@@ -21,7 +23,8 @@ def run(tmp_path, data_dir, *overrides):
     return cfg, train.run(cfg)
 
 
-def test_official_run_trains_saves_predicts_and_reruns(tmp_path, data_dir, capsys):
+def test_official_run_trains_saves_predicts_and_reruns(tmp_path, data_dir, capsys, caplog):
+    caplog.set_level(logging.INFO)
     cfg, metrics = run(tmp_path, data_dir, "cv=official", "name=official", "checkpoint.keep=true")
     fold = tmp_path / "official" / "fold0"
     result = json.loads((fold / "metrics.json").read_text())
@@ -40,9 +43,9 @@ def test_official_run_trains_saves_predicts_and_reruns(tmp_path, data_dir, capsy
     assert "| p@1 |" in (tmp_path / "official" / "results.md").read_text()
 
     stamp = (fold / "metrics.json").stat().st_mtime_ns
-    capsys.readouterr()
+    caplog.clear()
     _, again = run(tmp_path, data_dir, "cv=official", "name=official", "checkpoint.keep=true")
-    assert "finished earlier" in capsys.readouterr().out and (fold / "metrics.json").stat().st_mtime_ns == stamp
+    assert "finished earlier" in caplog.text and (fold / "metrics.json").stat().st_mtime_ns == stamp
     assert again == metrics
 
     # the saved adapter, reloaded by the CLI, predicts exactly what the run predicted

@@ -31,13 +31,13 @@ def test_killed_mid_epoch_and_between_folds(tmp_path, tiny_encoder, fault_sample
     # resumed mid-fold, finished fold 0, killed before fold 1 started
     second = harness.run(cmd, kill_at="fold-done@1")
     assert harness.killed(second), harness.describe(second)
-    assert "fold 0: resuming from" in second.stdout
+    assert "fold 0: resuming from" in second.stderr
     assert (fold0 / "metrics.json").is_file() and not (fold0 / "checkpoints").exists()
     assert not (fold0.parent / "fold1").exists()
 
     last = harness.run(cmd)
     assert last.returncode == 0, harness.describe(last)
-    assert "fold 0: finished earlier" in last.stdout
+    assert "fold 0: finished earlier" in last.stderr
     assert_same_results(tmp_path, uninterrupted)
 
 
@@ -57,7 +57,7 @@ def test_killed_during_every_write(tmp_path, tiny_encoder, fault_sample, uninter
     # after training, before the prediction file
     result = harness.run(cmd, kill_at="trained@1")
     assert harness.killed(result), harness.describe(result)
-    assert "a partial file of an interrupted run" in result.stdout and "fold 0: resuming from" in result.stdout
+    assert "a partial file of an interrupted run" in result.stderr and "fold 0: resuming from" in result.stderr
     assert not (fold0 / "predictions.tsv").exists()
 
     # while exporting the model, then while writing the fold's metrics
@@ -88,13 +88,13 @@ def test_damaged_checkpoint_and_metrics_are_named_and_redone(tmp_path, tiny_enco
 
     result = harness.run(cmd, kill_at="fold-done@1")
     assert harness.killed(result), harness.describe(result)
-    assert f"fold 0: {last} is damaged" in result.stdout and "from scratch" in result.stdout
+    assert f"fold 0: {last} is damaged" in result.stderr and "from scratch" in result.stderr
     assert "Traceback" not in result.stderr
 
     metrics = fold0 / "metrics.json"
     metrics.write_text(metrics.read_text()[:100])  # cut short
     result = harness.run(cmd)
     assert result.returncode == 0, harness.describe(result)
-    assert f"fold 0: {metrics} is damaged" in result.stdout and "running the fold again" in result.stdout
+    assert f"fold 0: {metrics} is damaged" in result.stderr and "running the fold again" in result.stderr
     assert "Traceback" not in result.stderr
     assert_same_results(tmp_path, uninterrupted)

@@ -1,0 +1,55 @@
+"""Progress messages: the project's modules log, and every entry point shows them on stderr.
+
+Library code says what it is doing with ``logging.getLogger(__name__).info(...)`` (resuming a fold, reusing
+cached features, repairs it made to a file) instead of ``print``, so a command's stdout holds only its output
+(a table, a JSON document) and its progress goes to stderr. ``train.py`` and the command-line tools call
+``show_progress`` once: INFO and above by default, ``-q`` warnings only, ``-v`` debug. Other libraries keep their
+own levels (only the project's packages are raised to INFO).
+"""
+from __future__ import annotations
+
+import logging
+import sys
+
+PROJECT_PACKAGES = ("common", "metrics", "models", "faina", "missci", "fallacy", "train", "__main__")
+LEVELS = {-1: logging.WARNING, 0: logging.INFO, 1: logging.DEBUG}
+
+
+class _CurrentStderr(logging.StreamHandler):
+    """A handler that writes to whatever ``sys.stderr`` is when a record is emitted (pytest swaps it)."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value):
+        pass
+
+
+def show_progress(verbosity: int = 0) -> None:
+    """Show the project's log records on stderr: ``verbosity`` -1 (quiet), 0 (INFO) or 1 (DEBUG)."""
+    root = logging.getLogger()
+    if not any(isinstance(handler, _CurrentStderr) for handler in root.handlers):
+        handler = _CurrentStderr()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        root.addHandler(handler)
+    level = LEVELS[max(-1, min(1, verbosity))]
+    for package in PROJECT_PACKAGES:
+        logging.getLogger(package).setLevel(level)
+
+
+def verbosity_from_argv(argv: list[str]) -> tuple[int, list[str]]:
+    """Take ``-q``/``--quiet`` and ``-v``/``--verbose`` out of ``argv`` (Hydra's parser does not know them)."""
+    verbosity, rest = 0, []
+    for arg in argv:
+        if arg in ("-q", "--quiet"):
+            verbosity -= 1
+        elif arg in ("-v", "--verbose"):
+            verbosity += 1
+        else:
+            rest.append(arg)
+    return verbosity, rest
