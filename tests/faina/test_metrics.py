@@ -26,7 +26,7 @@ LL, AE, DO, ST, VA, SL = ("Loaded-language", "Appeal-to-emotion", "Doubt", "Stra
 AH, RH, NC, HG, CO = "Ad-hominem", "Red-herring", "Name-calling-or-labelling", "Hasty-generalization", \
     "Causal-oversimplification"
 
-# Direct parents, typed from the taxonomy of faina-format.md (independent of faina_labels.yaml).
+# Direct parents, typed from the taxonomy of docs/faina-format.md (independent of faina_labels.yaml).
 DIRECT_PARENTS = {
     "Vagueness": {"Evading-the-burden-of-proof", "Hasty-generalization"},
     "Causal-oversimplification": {"Hasty-generalization"}, "False-dilemma": {"Hasty-generalization"},
@@ -55,7 +55,7 @@ def assert_scores(result, expected, tol=1e-12):
             assert result[view][key] == pytest.approx(float(value), abs=tol), (view, key)
 
 
-# --- reference scorers: plain loops over the definitions of faina-metrics.md -------------------------
+# --- reference scorers: plain loops over the definitions of docs/faina-metrics.md -------------------------
 def reference_weight(mode, predicted, gold):
     if predicted == gold:
         return 1.0
