@@ -4,7 +4,7 @@ Per view, over all posts: TP += |P ∩ G|, FP += |P \\ G|, FN += |G \\ P|. The o
 empty labels cell into the single label ``""``, so a post without labels carries one pseudo-label
 "no fallacy" (``NO_LABEL``): an empty prediction on an empty gold post is one TP, an empty prediction on a
 labelled post is one FP plus |G| FN, labels predicted on an empty gold post are |P| FP plus one FN. The
-project reproduces that so its figures equal the published ones (faina-metrics.md).
+project reproduces that so its figures equal the published ones (docs/faina-metrics.md).
 
 States are float64 counts per view (exact for any realistic count), reduced with ``sum`` under DDP.
 ``compute()`` returns python floats: ``{"a1": {"precision", "recall", "f1"}, ..., "avg": {...}}``.

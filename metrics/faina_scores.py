@@ -56,7 +56,7 @@ def prf(precision: float, recall: float, where: str) -> dict[str, float]:
 def with_view_average(per_view: Sequence[dict[str, float]]) -> dict[str, dict[str, float]]:
     """``{"a1": ..., "a2": ..., "avg": ...}``; the average is the unweighted mean of each figure.
 
-    F1 avg is the mean of the per-view F1s, not the F1 of the mean P and R (faina-metrics.md).
+    F1 avg is the mean of the per-view F1s, not the F1 of the mean P and R (docs/faina-metrics.md).
     """
     result = {view_name(v): scores for v, scores in enumerate(per_view)}
     n = len(per_view)

@@ -5,7 +5,7 @@ For one view, with S the predicted and T the gold spans of a post and d a label 
 (predicted, gold) pair of every post and divides by the number of predicted spans of the view in the
 whole evaluation set, recall sums ``C(s, t, |t|)`` and divides by the number of gold spans. Nothing is
 capped (P or R may exceed 1 when spans overlap several others), exactly like the official Faina and
-FadeIT scorers (faina-metrics.md). ``strict`` mode weighs a pair 1 when the labels are equal and 0
+FadeIT scorers (docs/faina-metrics.md). ``strict`` mode weighs a pair 1 when the labels are equal and 0
 otherwise; ``soft`` mode also gives 0.5 when the predicted label is a *direct* parent of the gold one
 (``LabelInventory.soft_weight``).
 

@@ -8,7 +8,7 @@ Why the decoders get their own, higher learning rate (``head_lr``): with one lr 
 the 40 decoders first learn each label's prior, and for labels that cover a few per mille of the words
 the prior is "always O". Adam moves each weight by about lr per step, so a freshly initialised linear
 decoder needs many steps at 1e-4 to lift B/I scores above that prior; a small encoder or a short run
-(few posts, few epochs) never gets there and every decoder ends predicting only O (faina-metrics.md).
+(few posts, few epochs) never gets there and every decoder ends predicting only O (docs/faina-metrics.md).
 On the synthetic sample (240 train / 60 dev posts, span-f, MiniLM, 8 epochs, slanted triangular) a shared
 1e-4 gave 0 predicted dev spans from epoch 2 on, head_lr=1e-3 from epoch 1 on (loss stuck at ~127),
 while head_lr=1e-2 kept predicting spans (dev strict F1 0.13 after 2 epochs, loss 82): hence 1e-2.

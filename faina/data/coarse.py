@@ -1,7 +1,7 @@
 """Derived views of annotations: coarse spans and labels through the taxonomy.
 
 A coarse span is a fine span relabelled with each of its macro-categories; within one view, coarse spans
-of the same category that overlap (share a token) are merged into one (faina-format.md).
+of the same category that overlap (share a token) are merged into one (docs/faina-format.md).
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 TOPICS: tuple[str, ...] = ("migration", "climate change", "public health")
 
-# Span counts of both Faina annotators (faina-format.md): the skew the sample reproduces per view.
+# Span counts of both Faina annotators (docs/faina-format.md): the skew the sample reproduces per view.
 FAINA_FREQUENCIES: dict[str, int] = {
     "Loaded-language": 2484, "Appeal-to-emotion": 2049, "Vagueness": 1338, "Name-calling-or-labelling": 1124,
     "Doubt": 482, "Hasty-generalization": 464, "Evading-the-burden-of-proof": 406, "Flag-waving": 393,

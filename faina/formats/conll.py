@@ -1,4 +1,4 @@
-"""Reader and writer of Faina's span-level CoNLL file (see faina-format.md).
+"""Reader and writer of Faina's span-level CoNLL file (see docs/faina-format.md).
 
 Reading validates everything the official scorer silently assumes (well-formed BIO, consecutive token
 ids, known labels, one label grain) and reports the first problem with its file, line and fix. Writing

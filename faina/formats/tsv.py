@@ -1,4 +1,4 @@
-"""Reader and writer of Faina's post-level TSV file (see faina-format.md).
+"""Reader and writer of Faina's post-level TSV file (see docs/faina-format.md).
 
 A header line, then one post per line: id, date, topic, text and one labels cell per view (labels
 joined by ``|`` in name order, empty when the view marked none). The number of views is the number of

@@ -1,7 +1,7 @@
 """The Missci paper's published figures, copied (not re-run) so that reports can show them as reference lines.
 
 Source: Glockner, Hou, Nakov, Gurevych. "Missci: Reconstructing Fallacies in Misrepresented Science", ACL 2024
-(figures as summarised in docs/missci.md). A figure the paper does not publish is simply absent.
+(figures as summarised in docs/missci-metrics.md). A figure the paper does not publish is simply absent.
 """
 from __future__ import annotations
 

@@ -144,7 +144,7 @@ def load_rows(directory: str | Path) -> list[Row]:
         rows = [Row(directory.name, str(directory / "row.json"), {}, {key: reason for key, _ in COLUMNS})]
     if not rows:
         raise UserError("holds no Missci results (results.json, metrics-<split>.json or baseline-<split>.json).",
-                        path=directory, fix="pass the folder a run wrote under results/ (see README: Missci).")
+                        path=directory, fix="pass the folder a run wrote under results/ (see docs/missci.md).")
     for row in rows:
         row.command, row.seconds = made.get("command"), made.get("seconds")
     return rows

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 # Default prompts per batch, measured with SmolLM2-135M on Missci dev prompts on a 2-core CPU
-# (scripts/benchmark_generation.py; README "Generation speed").
+# (scripts/benchmark_generation.py; docs/speed-and-scale.md, "Generation speed").
 DEFAULT_BATCH_SIZE = 16
 # ranked LoRA candidates: each prompt decodes num_candidates beams, so fewer prompts per batch
 DEFAULT_CANDIDATE_BATCH_SIZE = 8
