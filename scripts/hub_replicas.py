@@ -96,20 +96,28 @@ def _write_json(path: Path, value) -> None:
     path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def _config_json(config, architecture: str, **extra) -> dict:
-    """A config.json as the hub has it: the config's own fields, the architecture, the fields the hub adds."""
-    data = config.to_dict()
-    data.pop("transformers_version", None)
-    data["architectures"] = [architecture]
-    data.update(extra)
-    return data
+def _hub_config(folder: Path, fields: dict):
+    """Write config.json with the hub file's field names (transformers 4 style: ``torch_dtype``, ``rope_theta``),
+    then read it back the way a user's download is read, so the random model is built from that file."""
+    from transformers import AutoConfig
+
+    _write_json(folder / "config.json", dict(sorted(fields.items())))
+    return AutoConfig.from_pretrained(str(folder))
+
+
+BERT_LIKE = dict(attention_probs_dropout_prob=0.1, hidden_act="gelu", hidden_dropout_prob=0.1, initializer_range=0.02,
+                 **WIDTH)
+LLAMA_LIKE = dict(hidden_act="silu", initializer_range=0.02, rms_norm_eps=1e-05, tie_word_embeddings=False,
+                  use_cache=True, **WIDTH)
 
 
 def _shard(state: dict, count: int) -> list[dict]:
     """The state dict cut into ``count`` shards in key order (a hub checkpoint's split, only smaller)."""
     keys = list(state)
-    per = -(-len(keys) // count)
-    return [{k: state[k] for k in keys[i * per:(i + 1) * per]} for i in range(count)]
+    if len(keys) < count:
+        raise ValueError(f"{len(keys)} tensors cannot fill {count} shards")
+    bounds = [i * len(keys) // count for i in range(count + 1)]
+    return [{k: state[k] for k in keys[bounds[i]:bounds[i + 1]]} for i in range(count)]
 
 
 def _write_safetensors_shards(folder: Path, state: dict, count: int) -> None:
@@ -138,6 +146,12 @@ def _write_bin_shards(folder: Path, state: dict, count: int) -> None:
     _write_json(folder / "pytorch_model.bin.index.json", {"metadata": {"total_size": total}, "weight_map": weight_map})
 
 
+def _hub_dtype_state(model, config) -> dict:
+    """The weights in the dtype the hub stores them in (config.json's ``torch_dtype``: float16 / bfloat16)."""
+    dtype = config.dtype
+    return {k: v.detach().to(dtype) for k, v in model.state_dict().items()}
+
+
 def _random_model(model_class, config, seed: int = 0):
     import torch
 
@@ -147,32 +161,32 @@ def _random_model(model_class, config, seed: int = 0):
 
 def build_alberto(folder: Path, texts: list[str]) -> None:
     import torch
-    from transformers import BertConfig, BertForPreTraining
+    from transformers import BertForPreTraining
 
     vocab = tok.write_wordpiece_vocab(texts, folder)
     vocab_size = len(vocab.read_text(encoding="utf-8").splitlines())
-    config = BertConfig(vocab_size=vocab_size, max_position_embeddings=512, type_vocab_size=2, pad_token_id=0,
-                        **WIDTH)
-    model = _random_model(BertForPreTraining, config)
-    _write_json(folder / "config.json", _config_json(
-        config, "BertForPreTraining", directionality="bidi", pooler_fc_size=WIDTH["hidden_size"],
+    config = _hub_config(folder, dict(
+        BERT_LIKE, architectures=["BertForPreTraining"], directionality="bidi", layer_norm_eps=1e-12,
+        max_position_embeddings=512, model_type="bert", pad_token_id=0, pooler_fc_size=WIDTH["hidden_size"],
         pooler_num_attention_heads=WIDTH["num_attention_heads"], pooler_num_fc_layers=3, pooler_size_per_head=8,
-        pooler_type="first_token_transform"))
+        pooler_type="first_token_transform", type_vocab_size=2, vocab_size=vocab_size))
+    model = _random_model(BertForPreTraining, config)
     torch.save({k: v.clone() for k, v in model.state_dict().items()}, folder / "pytorch_model.bin")
 
 
 def build_umberto(folder: Path, texts: list[str]) -> None:
     import torch
     import sentencepiece as spm
-    from transformers import CamembertConfig, CamembertForMaskedLM
+    from transformers import CamembertForMaskedLM
 
     model_file = tok.train_sentencepiece(texts, folder / "sentencepiece.bpe.model", 1000, llama_style=False)
     pieces = spm.SentencePieceProcessor(model_file=str(model_file)).vocab_size()
     # CamemBERT's ids: <s>NOTUSED <pad> </s>NOTUSED <unk> <unk>NOTUSED, the pieces after <unk>, then <mask>
-    config = CamembertConfig(vocab_size=pieces + 5, max_position_embeddings=514, type_vocab_size=1, pad_token_id=1,
-                             bos_token_id=0, eos_token_id=2, layer_norm_eps=1e-5, **WIDTH)
+    config = _hub_config(folder, dict(
+        BERT_LIKE, architectures=["CamembertForMaskedLM"], bos_token_id=0, eos_token_id=2, layer_norm_eps=1e-05,
+        max_position_embeddings=514, model_type="camembert", pad_token_id=1, type_vocab_size=1,
+        vocab_size=pieces + 5))
     model = _random_model(CamembertForMaskedLM, config)
-    _write_json(folder / "config.json", _config_json(config, "CamembertForMaskedLM"))
     torch.save({k: v.clone() for k, v in model.state_dict().items()}, folder / "pytorch_model.bin")
 
 
@@ -193,24 +207,24 @@ def _sentencepiece_chat_tokenizer(folder: Path, texts: list[str], legacy: bool, 
 
 
 def build_llama2_chat(folder: Path, texts: list[str]) -> None:
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
     vocab_size = _sentencepiece_chat_tokenizer(folder, texts, legacy=False, chat_template=tok.LLAMA2_CHAT_TEMPLATE)
-    config = LlamaConfig(vocab_size=vocab_size, max_position_embeddings=4096, num_key_value_heads=4,
-                         rms_norm_eps=1e-5, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False,
-                         dtype="float16", **WIDTH)
+    config = _hub_config(folder, dict(
+        LLAMA_LIKE, _name_or_path="meta-llama/Llama-2-7b-chat-hf", architectures=["LlamaForCausalLM"], bos_token_id=1,
+        eos_token_id=2, max_position_embeddings=4096, model_type="llama", num_key_value_heads=4, pretraining_tp=1,
+        rope_scaling=None, torch_dtype="float16", transformers_version="4.32.0.dev0", vocab_size=vocab_size))
     model = _random_model(LlamaForCausalLM, config)
-    _write_json(folder / "config.json", _config_json(config, "LlamaForCausalLM"))
     _write_json(folder / "generation_config.json", {"bos_token_id": 1, "do_sample": True, "eos_token_id": 2,
                                                     "max_length": 4096, "pad_token_id": 0, "temperature": 0.6,
-                                                    "top_p": 0.9})
-    state = model.state_dict()
+                                                    "top_p": 0.9, "transformers_version": "4.32.0.dev0"})
+    state = _hub_dtype_state(model, config)
     _write_safetensors_shards(folder, state, 2)
     _write_bin_shards(folder, state, 2)
 
 
 def build_llama3_instruct(folder: Path, texts: list[str]) -> None:
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
     tokenizer_json, ids = tok.train_byte_level_bpe(texts, folder)
     vocab_size = max(ids.values()) + 1
@@ -221,14 +235,16 @@ def build_llama3_instruct(folder: Path, texts: list[str]) -> None:
         "model_input_names": ["input_ids", "attention_mask"], "model_max_length": 1000000000000000019884624838656,
         "tokenizer_class": "PreTrainedTokenizerFast"})
     _write_json(folder / "special_tokens_map.json", {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"})
-    config = LlamaConfig(vocab_size=vocab_size, max_position_embeddings=8192, num_key_value_heads=2,
-                         rope_theta=500000.0, rms_norm_eps=1e-5, bos_token_id=bos, eos_token_id=eot,
-                         tie_word_embeddings=False, dtype="bfloat16", **WIDTH)
+    config = _hub_config(folder, dict(
+        LLAMA_LIKE, architectures=["LlamaForCausalLM"], attention_bias=False, attention_dropout=0.0, bos_token_id=bos,
+        eos_token_id=eot, max_position_embeddings=8192, model_type="llama", num_key_value_heads=2, pretraining_tp=1,
+        rope_scaling=None, rope_theta=500000.0, torch_dtype="bfloat16", transformers_version="4.40.0.dev0",
+        vocab_size=vocab_size))
     model = _random_model(LlamaForCausalLM, config)
-    _write_json(folder / "config.json", _config_json(config, "LlamaForCausalLM"))
     _write_json(folder / "generation_config.json", {"bos_token_id": bos, "do_sample": True, "eos_token_id": [end, eot],
-                                                    "max_length": 4096, "temperature": 0.6, "top_p": 0.9})
-    _write_safetensors_shards(folder, model.state_dict(), 4)
+                                                    "max_length": 4096, "temperature": 0.6, "top_p": 0.9,
+                                                    "transformers_version": "4.40.0.dev0"})
+    _write_safetensors_shards(folder, _hub_dtype_state(model, config), 4)
 
 
 def mixtral_hub_state(state: dict, experts: int) -> dict:
@@ -251,17 +267,18 @@ def mixtral_hub_state(state: dict, experts: int) -> dict:
 
 
 def build_mixtral_instruct(folder: Path, texts: list[str]) -> None:
-    from transformers import MixtralConfig, MixtralForCausalLM
+    from transformers import MixtralForCausalLM
 
     vocab_size = _sentencepiece_chat_tokenizer(folder, texts, legacy=True, chat_template=tok.MIXTRAL_CHAT_TEMPLATE)
-    config = MixtralConfig(vocab_size=vocab_size, max_position_embeddings=32768, num_key_value_heads=2,
-                           num_local_experts=8, num_experts_per_tok=2, rope_theta=1e6, sliding_window=None,
-                           rms_norm_eps=1e-5, router_aux_loss_coef=0.02, bos_token_id=1, eos_token_id=2,
-                           tie_word_embeddings=False, dtype="bfloat16", **WIDTH)
+    config = _hub_config(folder, dict(
+        LLAMA_LIKE, architectures=["MixtralForCausalLM"], attention_dropout=0.0, bos_token_id=1, eos_token_id=2,
+        max_position_embeddings=32768, model_type="mixtral", num_experts_per_tok=2, num_key_value_heads=2,
+        num_local_experts=8, output_router_logits=False, rope_theta=1000000.0, router_aux_loss_coef=0.02,
+        sliding_window=None, torch_dtype="bfloat16", transformers_version="4.36.0.dev0", vocab_size=vocab_size))
     model = _random_model(MixtralForCausalLM, config)
-    _write_json(folder / "config.json", _config_json(config, "MixtralForCausalLM"))
-    _write_json(folder / "generation_config.json", {"bos_token_id": 1, "eos_token_id": 2})
-    _write_safetensors_shards(folder, mixtral_hub_state(model.state_dict(), 8), 19)
+    _write_json(folder / "generation_config.json", {"_from_model_config": True, "bos_token_id": 1, "eos_token_id": 2,
+                                                    "transformers_version": "4.36.0.dev0"})
+    _write_safetensors_shards(folder, mixtral_hub_state(_hub_dtype_state(model, config), 8), 19)
 
 
 def _shards(stem: str, count: int, ext: str) -> tuple[str, ...]:
