@@ -33,9 +33,28 @@ def _camembert_bpe_model(folder: Path) -> Path | None:
     model = folder / "sentencepiece.bpe.model"
     if model_type not in CAMEMBERT_TYPES or not model.is_file():
         return None
-    from transformers.convert_slow_tokenizer import SentencePieceExtractor
-    proto = SentencePieceExtractor(str(model)).proto
-    return model if proto.trainer_spec.model_type == SENTENCEPIECE_BPE else None
+    return model if read_sentencepiece_proto(model).trainer_spec.model_type == SENTENCEPIECE_BPE else None
+
+
+def read_sentencepiece_proto(model_file: Path):
+    """The SentencePiece ModelProto of a ``.model`` file (sentencepiece's own protobuf schema)."""
+    from sentencepiece import sentencepiece_model_pb2
+
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(Path(model_file).read_bytes())
+    return proto
+
+
+def bpe_merges(ranks: dict[str, int]) -> list[tuple[str, str]]:
+    """BPE merges implied by a SentencePiece BPE vocabulary: every split of a piece into two pieces, applied in
+    the order of the merged piece's rank (SentencePiece stores BPE pieces in merge order), then of the parts'."""
+    found = []
+    for piece, rank in ranks.items():
+        for cut in range(1, len(piece)):
+            left, right = piece[:cut], piece[cut:]
+            if left in ranks and right in ranks:
+                found.append((rank, ranks[left], ranks[right], left, right))
+    return [(left, right) for *_, left, right in sorted(found)]
 
 
 def camembert_bpe_tokenizer(model_file: Path, model_max_length: int = 512):
@@ -43,12 +62,11 @@ def camembert_bpe_tokenizer(model_file: Path, model_max_length: int = 512):
     from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
     from tokenizers.models import BPE
     from transformers import AddedToken, PreTrainedTokenizerFast
-    from transformers.convert_slow_tokenizer import SentencePieceExtractor, generate_merges
 
-    proto = SentencePieceExtractor(str(model_file)).proto
+    proto = read_sentencepiece_proto(model_file)
     pieces = [piece.piece for piece in proto.pieces]
     unk = proto.trainer_spec.unk_id
-    merges = generate_merges({piece: index for index, piece in enumerate(pieces)})
+    merges = bpe_merges({piece: index for index, piece in enumerate(pieces)})
     vocab = {token: index for index, token in enumerate(CAMEMBERT_FAIRSEQ)}
     for index, piece in enumerate(pieces):
         if index != unk:

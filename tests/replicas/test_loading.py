@@ -54,7 +54,7 @@ def test_word_ids_align_every_word_of_the_sample_posts(replicas, name):
 
 def test_umberto_tokenizer_matches_sentencepiece_and_camembert_ids(replicas):
     """The BPE SentencePiece model gives the same pieces through the framework's fast tokenizer as through
-    sentencepiece itself, at CamemBERT's ids (SentencePiece id + 4), wrapped in <s> ... </s>."""
+    sentencepiece itself, at CamemBERT's ids (SentencePiece id + 4, <unk> 3), wrapped in <s> ... </s>."""
     import sentencepiece as spm
 
     from models.encoder_tokenizer import load_encoder_tokenizer
@@ -63,8 +63,10 @@ def test_umberto_tokenizer_matches_sentencepiece_and_camembert_ids(replicas):
     processor = spm.SentencePieceProcessor(model_file=str(folder / "sentencepiece.bpe.model"))
     tokenizer = load_encoder_tokenizer(str(folder))
     words = [w for post in sample_posts(80) for w in post]
+    words.append("façade ünïcödé")   # characters the sample never shows: CamemBERT's <unk> (id 3)
     for word in words:
-        assert tokenizer(word, add_special_tokens=False)["input_ids"] == [i + 4 for i in processor.encode(word)], word
+        expected = [3 if i == processor.unk_id() else i + 4 for i in processor.encode(word)]
+        assert tokenizer(word, add_special_tokens=False)["input_ids"] == expected, word
     assert tokenizer("ciao")["input_ids"][0] == tokenizer.cls_token_id == 5 and tokenizer.pad_token_id == 1
     assert len(tokenizer) == tokenizer.vocab_size == processor.vocab_size() + 5
 
