@@ -15,7 +15,8 @@ from pathlib import Path
 
 from common.errors import UserError
 
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                "pytorch_model.bin.index.json")
 # the files a tokenizer can be built from (one of these groups is enough)
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model", "sentencepiece.bpe.model",
                    "spiece.model", "sentencepiece.model", "tiktoken.model")
@@ -98,7 +99,8 @@ def _check_tokenizer(folder: Path, config_key: str) -> None:
         raise ModelFolderIncomplete(
             f"the model folder has no tokenizer files (none of {', '.join(TOKENIZER_FILES)})", path=folder,
             fix=f"copy the tokenizer files of the download into the folder, or point {config_key} at the complete copy")
-    sentencepiece_only = all(name.endswith(SENTENCEPIECE_SUFFIX) for name in present) and "tiktoken.model" not in present
+    sentencepiece_only = (all(name.endswith(SENTENCEPIECE_SUFFIX) for name in present)
+                          and "tiktoken.model" not in present)
     if sentencepiece_only and not sentencepiece_available():
         raise ModelFolderIncomplete(
             f"its tokenizer is a SentencePiece model ({', '.join(present)}, no tokenizer.json), which needs the "

@@ -5,8 +5,8 @@
 writes ``OUT_DIR/<name>/`` for each model: the same file names, file formats, tokenizer kind and config fields as
 its Hugging Face repository, with 2 layers of width 32 (random weights, ``torch.manual_seed``) and a tokenizer
 trained on the synthetic samples (``faina/sample_data/*.conll`` tokens, ``missci/sample_data/*.jsonl`` strings;
-scripts/replica_tokenizers.py). Same command, same bytes of config and tokenizer files. A few seconds for all
-five. Point the framework at one as at a downloaded copy: ``encoder.name_or_path=OUT_DIR/umberto``,
+scripts/replica_tokenizers.py). Same command, same bytes (weights included). About ten seconds for all five on
+a 2-core machine, most of it imports. Point the framework at one as at a downloaded copy: ``encoder.name_or_path=OUT_DIR/umberto``,
 ``llm.name_or_path=OUT_DIR/llama3-instruct``. Tests build them once per session (tests/replicas/conftest.py).
 
 What each repository ships, and where that was checked (stored public pages, read through the project's search
@@ -20,8 +20,8 @@ tool; file lists are the hub's "Files and versions" pages, fields marked (recall
   ``README.txt``. No tokenizer.json, tokenizer_config.json or special_tokens_map.json: transformers builds a
   BertTokenizer from ``vocab.txt`` with its defaults (lower case, accents stripped). Replica: config.json,
   pytorch_model.bin (a BertForPreTraining state dict as a TF-converted BERT has it: ``bert.`` prefixed keys,
-  pooler, pre-training heads; the architecture name is assumed, the hub page does not show it), vocab.txt. Not replicated: the TF and
-  Flax weights and tokenizer.py (transformers with PyTorch never reads them), README.txt.
+  pooler, pre-training heads; the architecture name is assumed, the hub page does not show it), vocab.txt.
+  Not replicated: the TF and Flax weights and tokenizer.py (transformers with PyTorch never reads them), README.txt.
 - UmBERTo, ``Musixmatch/umberto-commoncrawl-cased-v1`` (tree 0734348, 11 commits, and the model card):
   ``config.json`` (CamemBERT; vocab 32,005 (recalled)), ``pytorch_model.bin``, ``sentencepiece.bpe.model``, README.md;
   nothing else (its sibling umberto-wikipedia-uncased-v1 later got a tokenizer.json; this one did not). The
@@ -60,7 +60,7 @@ tool; file lists are the hub's "Files and versions" pages, fields marked (recall
   all but consolidated.*.pt.
 
 Chat templates, special tokens and generation settings are written by this project (same turn markers, same
-refusals), not copied from the hubs.
+refusals), not copied from the hubs; the sampling values in the generation_config.json files are recalled, not read.
 """
 from __future__ import annotations
 
