@@ -52,27 +52,26 @@ def special_wrapping(tokenizer) -> tuple[list[int], list[int]]:
 
 
 def load_pretrained(name_or_path: str, trust_remote_code: bool = False, weights: bool = True):
-    """Tokenizer and ``AutoModel``, or one clear error naming the config key to change.
+    """Tokenizer and ``AutoModel``, or one clear error naming the folder or hub id, what is missing and the fix.
 
     ``weights=False`` builds the model from its ``config.json`` alone (random weights): an exported model
-    folder keeps only the encoder's config and tokenizer, its weights come with the whole model's.
+    folder keeps only the encoder's config and tokenizer, its weights come with the whole model's. Folder checks,
+    messages and UmBERTo's BPE SentencePiece tokenizer: models/encoder_tokenizer.py, common/model_files.py.
     """
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
+    from transformers import AutoConfig, AutoModel
 
+    from common.model_files import explain_load_error
+    from models.encoder_tokenizer import load_encoder_tokenizer
+
+    tokenizer = load_encoder_tokenizer(name_or_path, trust_remote_code, weights=weights)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
         if weights:
             model = AutoModel.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
         else:
             config = AutoConfig.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
             model = AutoModel.from_config(config, trust_remote_code=trust_remote_code)
-    except (OSError, ValueError) as err:
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise UserError(
-            f"cannot load the encoder {name_or_path!r} ({reason})",
-            fix="set encoder.name_or_path to a local model folder (this machine cannot reach the Hugging Face "
-                "hub; download the model elsewhere and copy it here), or use the offline default encoder=minilm",
-        ) from None
+    except (OSError, ValueError, KeyError, ImportError) as err:
+        raise explain_load_error(name_or_path, err, "encoder", "encoder.name_or_path") from None
     return tokenizer, model
 
 

@@ -20,15 +20,10 @@ from faina.formats.labels import LabelInventory
 
 
 def load_tokenizer(name_or_path: str, trust_remote_code: bool = False):
-    from transformers import AutoTokenizer
+    """The encoder's tokenizer, or one message naming the folder or hub id, what is missing and the fix."""
+    from models.encoder_tokenizer import load_encoder_tokenizer
 
-    try:
-        return AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
-    except (OSError, ValueError) as err:
-        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        raise UserError(f"cannot load the tokenizer of {name_or_path!r} ({reason})",
-                        fix="set encoder.name_or_path to a local model folder (the Hugging Face hub may be "
-                            "unreachable), or use the offline default encoder=minilm") from None
+    return load_encoder_tokenizer(name_or_path, trust_remote_code)
 
 
 def build_model(model_cfg: DictConfig, encoder_cfg: DictConfig, level: str, labels, num_views: int,

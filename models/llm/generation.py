@@ -41,8 +41,26 @@ def render_prompt(tokenizer, text: str, use_chat_template: bool = True, system_p
     if use_chat_template and getattr(tokenizer, "chat_template", None):
         messages = ([{"role": "system", "content": system_prompt}] if system_prompt else [])
         messages.append({"role": "user", "content": text})
-        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        try:
+            return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        except Exception as err:  # noqa: BLE001 - jinja2's TemplateError and errors raised by the template itself
+            raise chat_template_refused(tokenizer, err, bool(system_prompt)) from None
     return f"{system_prompt}\n\n{text}" if system_prompt else text
+
+
+def chat_template_refused(tokenizer, err: Exception, has_system_prompt: bool):
+    """One message for a chat template that refuses the messages (e.g. Mixtral Instruct has no system role)."""
+    from common.errors import UserError
+
+    name = getattr(tokenizer, "name_or_path", "") or "the model"
+    reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    if has_system_prompt:
+        fix = ("this model's chat template takes no system message: set the system prompt to null "
+               "(task.zero_shot.system_prompt=null for Faina, task.generation.system_prompt=null for Missci), "
+               "or put the instructions in the prompt itself")
+    else:
+        fix = "set use_chat_template=false to prompt with plain text, or use a model whose template takes a user turn"
+    return UserError(f"the chat template of {name!r} refused the prompt ({reason})", fix=fix)
 
 
 def encode_prompts(tokenizer, prompts: Sequence[str], use_chat_template: bool = True,

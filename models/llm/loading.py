@@ -15,8 +15,11 @@ from typing import Any
 
 from common.errors import UserError
 from common.model_availability import ModelUnavailable, ensure_model_available
+from common.model_files import check_model_folder, explain_load_error
 
 log = logging.getLogger(__name__)
+_FOUR_BIT_NOTICES: set[str] = set()   # references already told that 4-bit is skipped (one notice per process)
+CONFIG_KEY = "llm.name_or_path"
 
 
 @dataclass
@@ -66,11 +69,26 @@ def load_tokenizer(spec: CausalLMSpec):
         kwargs.update(gguf)
     else:
         reference = ensure_model_available(spec.tokenizer or spec.name_or_path, "tokenizer")
-    tokenizer = AutoTokenizer.from_pretrained(reference, **kwargs)
+        check_model_folder(reference, "llm.tokenizer" if spec.tokenizer else CONFIG_KEY, weights=False,
+                           trust_remote_code=spec.trust_remote_code)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(reference, **kwargs)
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        raise explain_load_error(reference, err, "language model's tokenizer", CONFIG_KEY) from None
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
     tokenizer.padding_side = "left"  # decoder-only models generate after the prompt's last token
     return tokenizer
+
+
+def four_bit_skipped_notice(reference: str, device: str, dtype: str) -> None:
+    """Say once per model and process that ``llm.load_in_4bit`` is not honoured here (no CUDA, no bitsandbytes)."""
+    if reference in _FOUR_BIT_NOTICES:
+        return
+    _FOUR_BIT_NOTICES.add(reference)
+    log.warning("llm.load_in_4bit=true is skipped: 4-bit loading (bitsandbytes) needs a CUDA GPU and this machine "
+                "has none, so %s loads unquantised on %s (dtype %s; expect about 4x the memory of 4-bit). Set "
+                "llm.load_in_4bit=false to silence this notice.", reference, device, dtype)
 
 
 def load_causal_lm(spec: CausalLMSpec | dict):
@@ -93,9 +111,10 @@ def load_causal_lm(spec: CausalLMSpec | dict):
         kwargs: dict[str, Any] = {"trust_remote_code": spec.trust_remote_code, **spec.extra, **gguf}
         if spec.dtype != "auto":
             kwargs["dtype"] = getattr(torch, spec.dtype)
+        if not spec.gguf_file:
+            check_model_folder(reference, CONFIG_KEY, tokenizer=False, trust_remote_code=spec.trust_remote_code)
         if spec.load_in_4bit and not device.startswith("cuda"):
-            log.warning("load_in_4bit needs a CUDA GPU (bitsandbytes); loading %s unquantised on %s.",
-                        reference, device)
+            four_bit_skipped_notice(reference, device, spec.dtype)
         if spec.load_in_4bit and device.startswith("cuda"):
             from transformers import BitsAndBytesConfig
             kwargs["quantization_config"] = BitsAndBytesConfig(
@@ -107,6 +126,8 @@ def load_causal_lm(spec: CausalLMSpec | dict):
             raise UserError(f"loading {reference!r} needs a missing package ({err}).",
                             fix="pip install the package named above (4-bit needs `pip install bitsandbytes "
                                 "accelerate`; GGUF needs `pip install gguf`).") from None
+        except (OSError, ValueError, KeyError) as err:
+            raise explain_load_error(reference, err, "language model", CONFIG_KEY) from None
     if not getattr(model, "hf_device_map", None):  # accelerate already placed a device-mapped model
         model.to(device)
     model.eval()

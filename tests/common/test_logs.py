@@ -5,8 +5,9 @@ import logging
 import subprocess
 import sys
 
-from common.logs import show_progress, verbosity_from_argv
 from tests_paths import REPO
+
+from common.logs import show_progress, verbosity_from_argv
 
 
 def test_quiet_and_verbose_switches_are_taken_out_of_argv():
