@@ -9,8 +9,9 @@ accepts fine-labelled files too: their coarse spans/labels are derived through t
 (``faina.derive``: each fine span relabelled with its macro-categories, overlapping same-category spans
 of a view merged), which is how the coarse gold of the paper was built. ``-O`` scores the first label
 column of the prediction file against every gold view (the official ``--one_pred``); extra prediction
-columns are ignored. The figures are those of ``metrics.faina_span`` / ``metrics.faina_post``, the same
-Metrics training uses; the table shows percentages with two decimals, ``--json`` prints fractions only.
+columns are ignored. The figures are those of ``metrics.faina_span_sums`` / ``metrics.faina_post_counts``,
+the one implementation training's Metrics use too; the table shows percentages with two decimals,
+``--json`` prints fractions only.
 ``--exact`` (span tasks) adds seqeval's exact-match P/R/F1 (``metrics.faina_exact``) under the key ``exact``.
 """
 from __future__ import annotations
@@ -29,9 +30,12 @@ from faina.derive import coarse_corpus, coarse_rows
 from faina.labels import LabelInventory
 from faina.records import PostCorpus, SpanCorpus
 from faina.tsv import check_rows_aligned, read_post_tsv
+from metrics.faina_post_counts import PostMicroTally
+from metrics.faina_span_sums import SpanOverlapTally
 
-# The metrics are imported inside the scoring functions: importing torchmetrics takes seconds (it pulls
-# in transformers and scipy), and a user who mistyped a path or a label should get the error at once.
+# The scores come from the plain-Python tallies (the one implementation that training's torchmetrics Metrics
+# also use), so this command never imports torch: it starts as fast as the official scorer. seqeval (--exact)
+# is imported only when asked for.
 
 TASKS = ("span-fine", "span-coarse", "post-fine", "post-coarse")
 TASK_ALIASES = {"span-f": "span-fine", "span-c": "span-coarse", "post-f": "post-fine", "post-c": "post-coarse"}
@@ -101,17 +105,13 @@ def score_spans(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: Label
                 one_pred: bool = False, per_label: bool = False, exact: bool = False) -> dict[str, Any]:
     """Strict (and, for fine labels, soft; with ``exact``, seqeval exact-match) span scores of two aligned
     corpora of the task's grain."""
-    from metrics.faina_span import SpanOverlapScore
-
     golds = [post.spans for post in gold.posts]
     preds = [post.spans[:1] if one_pred else post.spans for post in pred.posts]
     result: dict[str, Any] = {}
     per_label_result: dict[str, Any] = {}
     counts = None
     for mode in ("strict", "soft") if grain == "fine" else ("strict",):
-        # files are scored in one process: never wait for other ranks (e.g. under DDP training)
-        metric = SpanOverlapScore(inventory, num_views=gold.num_views, mode=mode, per_label=per_label,
-                                  sync_on_compute=False)
+        metric = SpanOverlapTally(inventory, num_views=gold.num_views, mode=mode, per_label=per_label)
         metric.update(preds, golds)
         result[mode] = metric.compute()
         counts = metric.counts()
@@ -132,10 +132,7 @@ def score_spans(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: Label
 def score_posts(grain: str, gold: PostCorpus, pred: PostCorpus, inventory: LabelInventory, *,
                 one_pred: bool = False, per_label: bool = False) -> dict[str, Any]:
     """Post-level micro scores of two aligned corpora of the task's grain."""
-    from metrics.faina_post import PostMicroScore
-
-    metric = PostMicroScore(num_views=gold.num_views, labels=inventory.labels_of(grain), per_label=per_label,
-                            sync_on_compute=False)
+    metric = PostMicroTally(num_views=gold.num_views, labels=inventory.labels_of(grain), per_label=per_label)
     metric.update([row.labels[:1] if one_pred else row.labels for row in pred.rows],
                   [row.labels for row in gold.rows])
     result: dict[str, Any] = {"strict": metric.compute()}
