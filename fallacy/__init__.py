@@ -5,6 +5,12 @@ The package holds only the command dispatcher (``fallacy.cli``); the tools thems
 """
 from __future__ import annotations
 
-from common.cli import project_version
 
-__version__ = project_version()
+def __getattr__(name: str) -> str:
+    """``fallacy.__version__``: the installed distribution's version, looked up on first use (it costs
+    start-up time that ``fallacy --help`` need not pay)."""
+    if name == "__version__":
+        from common.cli import project_version
+
+        return project_version()
+    raise AttributeError(f"module 'fallacy' has no attribute {name!r}")
