@@ -6,6 +6,7 @@ Pinned to a commit so everyone evaluates on byte-identical data; a changed file 
 from __future__ import annotations
 
 import hashlib
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -66,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     args = parser.parse_args(argv)
     paths = download(args.directory)
     for path in paths:
-        print(f"ok {path}")
+        print(f"ok {path}", file=sys.stderr)
     return paths
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -399,8 +400,8 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed")
     args = parser.parse_args(argv)
     splits, paths = write_sample(args.out_dir, args.dev, args.test, args.seed)
-    print("wrote " + ", ".join(str(p) for p in paths))
-    print("synthetic data (not Missci):\n" + summarize(splits))
+    print("wrote " + ", ".join(str(p) for p in paths), file=sys.stderr)
+    print("synthetic data (not Missci):\n" + summarize(splits), file=sys.stderr)
     return paths
 
 
