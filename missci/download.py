@@ -41,6 +41,8 @@ def fetch_url(url: str, timeout: float = 30.0) -> bytes:
 def download(target: str | Path, fetch: Callable[[str], bytes] = fetch_url) -> list[Path]:
     """Download both files into ``target``; files already there with the right checksum are kept."""
     target = Path(target)
+    if target.exists() and not target.is_dir():
+        raise UserError("not a folder", path=target, fix="give a folder (it is created when missing) for the two files")
     target.mkdir(parents=True, exist_ok=True)
     written = []
     for name, expected in SHA256.items():
