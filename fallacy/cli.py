@@ -16,8 +16,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from common.cli import project_version
 from common.errors import UserError
@@ -55,7 +55,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("missci", "evaluate", "missci.evaluate",
             "score a Missci prediction file: P@k, Arg@k, F1, premise metrics"),
     Command("missci", "baseline", "missci.baseline", "the paper's random and a majority-class baseline"),
-    Command("missci", "predict-lora", "missci.predict_lora", "predict with a LoRA-tuned causal LM from a results folder"),
+    Command("missci", "predict-lora", "missci.predict_lora",
+            "predict with a LoRA-tuned causal LM from a results folder"),
     Command("missci", "sample", "missci.sample", "write the deterministic synthetic Missci sample (official JSONL)"),
     Command("missci", "report", "missci.report", "one table of Missci runs beside the paper's published rows"),
 )
@@ -179,7 +180,7 @@ class ConsoleAlias:
         return f"ConsoleAlias({self.command.alias!r})"
 
 
-# The console-script targets named in pyproject.toml's [project.scripts] (`faina-evaluate = fallacy.cli:faina_evaluate`).
+# The console-script targets of pyproject.toml's [project.scripts] (`faina-evaluate = fallacy.cli:faina_evaluate`).
 faina_evaluate = ConsoleAlias("faina-evaluate")
 faina_validate = ConsoleAlias("faina-validate")
 faina_predict = ConsoleAlias("faina-predict")

@@ -100,8 +100,8 @@ def phase_steps(args) -> dict:
     decoding cost per token; prefill per prompt does not shrink."""
     import torch
 
-    from models.llm import load_causal_lm
     from models.backends import spec_from_config
+    from models.llm import load_causal_lm
 
     model, _ = load_causal_lm(spec_from_config({**llm_config(args.llm), "device": "cpu", "dtype": args.phase_dtype}))
     generator = torch.Generator().manual_seed(0)

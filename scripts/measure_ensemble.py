@@ -13,7 +13,6 @@ This is a measurement, not a test: it trains 2 × K models (tens of CPU minutes 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys

@@ -13,12 +13,12 @@ import json
 import subprocess
 import sys
 import sysconfig
-import tomllib
 from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
+import tomllib
 
 from common import cli
 from fallacy import cli as fallacy_cli

@@ -9,7 +9,7 @@ from common.errors import UserError
 from faina.conll import check_aligned, format_conll, read_conll
 from faina.derive import coarse_labels, coarse_spans
 from faina.labels import LabelInventory
-from faina.records import Post, PostCorpus, PostRow, Span, SpanCorpus
+from faina.records import Post, Span, SpanCorpus
 from faina.tsv import check_rows_aligned, format_post_tsv, post_corpus_from_spans, read_post_tsv, rows_with_labels
 
 INV = LabelInventory.load()
@@ -101,7 +101,7 @@ def test_custom_inventory_from_yaml(write_file):
 
 # --- bad input: one message with file, line and fix ------------------------------------------------
 BAD_CASES = {
-    "wrong column count": (post_block("1", [f"1\ta\tO\tO", "2\tb\tO"]), 6, "expected 4 tab-separated columns"),
+    "wrong column count": (post_block("1", ["1\ta\tO\tO", "2\tb\tO"]), 6, "expected 4 tab-separated columns"),
     "unknown label": (post_block("1", ["1\ta\tB-Slogans\tO"]), 5, "unknown label 'Slogans'"),
     "I without B": (post_block("1", ["1\ta\tO\tO", f"2\tb\tI-{SL}\tO"]), 6, f"I-{SL} in label column 1 continues no open"),
     "gap inside span": (post_block("1", [f"1\ta\tB-{SL}\tO", "2\tb\tO\tO", f"3\tc\tI-{SL}\tO"]), 7, "continues no open"),
@@ -110,7 +110,7 @@ BAD_CASES = {
     "missing header": ("# post_id = 1\n# post_topic_keywords = x\n# post_text = t\n1\ta\tO\tO\n", 2, "'# post_date = ...'"),
     "malformed tag": (post_block("1", ["1\ta\tX-Slogan\tO"]), 5, "malformed tag 'X-Slogan'"),
     "same label twice": (post_block("1", [f"1\ta\tB-{SL}|B-{SL}\tO"]), 5, "tagged twice"),
-    "mixed empty cells": (post_block("1", [f"1\ta\t\tO"]), 5, "some label cells are empty"),
+    "mixed empty cells": (post_block("1", ["1\ta\t\tO"]), 5, "some label cells are empty"),
     "no tokens": ("# post_id = 1\n# post_date = d\n# post_topic_keywords = t\n# post_text = x\n\n", 1, "has no token lines"),
     "mixed grains": (post_block("1", [f"1\ta\tB-{SL}\tB-Distraction"]), 5, "mixes fine labels and coarse"),
 }

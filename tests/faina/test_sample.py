@@ -13,7 +13,7 @@ import pytest
 from faina.conll import read_conll
 from faina.labels import LabelInventory
 from faina.records import SpanCorpus
-from faina.sample import (DEFAULT_POSTS, default_sample_dir, generate_sample, main, tokenize, write_sample)
+from faina.sample import DEFAULT_POSTS, default_sample_dir, generate_sample, main, tokenize, write_sample
 from faina.tsv import post_corpus_from_spans, read_post_tsv
 
 FILES = ("sample.conll", "sample.tsv", "sample-unlabelled.conll", "sample-unlabelled.tsv")

@@ -3,17 +3,17 @@ from __future__ import annotations
 
 import importlib
 import json
+from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
 
 from common.errors import UserError
-from train import register_config_resolvers
 from faina.evaluate import evaluate_files
 from faina.labels import LabelInventory
 from faina.records import SpanCorpus
 from faina.task_data import read_level
-from pathlib import Path
+from train import register_config_resolvers
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 runner = importlib.import_module("faina.zero_shot.runner")

@@ -11,10 +11,9 @@ import pytest
 import torch
 
 from common.errors import UserError
+from generation.conftest import PROMPTS
 from models.backends import Decoding, TransformersBackend, backend_factory, build_backend
 from models.vllm_backend import VllmApi, VllmBackend
-
-from generation.conftest import PROMPTS
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 

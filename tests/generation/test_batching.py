@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from generation.conftest import PROMPTS
 from missci.predict_lora import CandidateSettings, generate_candidates
 from models.generation import GenerationSettings, generate, left_padded, length_sorted_batches
-
-from generation.conftest import PROMPTS
 
 
 def test_batches_group_similar_lengths_longest_first():

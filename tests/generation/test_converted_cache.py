@@ -8,9 +8,8 @@ import pytest
 import torch
 
 import models.converted_cache as cache
-from models.llm import CausalLMSpec, load_causal_lm
-
 from generation.conftest import tiny_spec
+from models.llm import CausalLMSpec, load_causal_lm
 
 
 @pytest.fixture

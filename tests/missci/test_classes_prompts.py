@@ -2,8 +2,12 @@ import pytest
 
 from missci.classes import CLASS_NAMES, FALLACY_CLASSES, normalise_class
 from missci.data import load_split
-from missci.prompts import (PromptOptions, classification_prompt, classification_without_premise_prompt,
-                            reconstruction_prompt)
+from missci.prompts import (
+    PromptOptions,
+    classification_prompt,
+    classification_without_premise_prompt,
+    reconstruction_prompt,
+)
 
 
 def test_nine_classes_in_official_spelling():

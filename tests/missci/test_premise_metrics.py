@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from metrics.missci_classification import accuracy, macro_f1
-from metrics.missci_premise import (MatchedPair, PremiseMetricConfig, match_premises, premise_metrics)
+from metrics.missci_premise import MatchedPair, PremiseMetricConfig, match_premises, premise_metrics
 from metrics.premise_nli import nli_scores
 
 HG, FE = "Hasty Generalization", "False Equivalence"

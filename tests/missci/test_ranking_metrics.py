@@ -1,8 +1,15 @@
 import pytest
 import torch
 
-from metrics.missci_ranking import (MissciRankingMetric, RankedRow, argument_at_k, micro_f1, per_class_f1,
-                                    precision_at_k, ranking_metrics)
+from metrics.missci_ranking import (
+    MissciRankingMetric,
+    RankedRow,
+    argument_at_k,
+    micro_f1,
+    per_class_f1,
+    precision_at_k,
+    ranking_metrics,
+)
 
 HG, FE, FX, CO = "Hasty Generalization", "False Equivalence", "Fallacy of Exclusion", "Causal Oversimplification"
 

@@ -73,7 +73,7 @@ def test_sample_reads_with_the_validating_reader_and_covers_every_path():
 
 
 def test_sample_has_the_layout_of_the_real_files(real_missci):
-    for split, name in SPLIT_FILES.items():
+    for name in SPLIT_FILES.values():
         real = [json.loads(line) for line in (real_missci / name).read_text().splitlines()]
         sample = [json.loads(line) for line in (default_sample_dir() / name).read_text().splitlines()]
         assert layout(sample[0]["meta"]) == layout(real[0]["meta"])

@@ -2,10 +2,18 @@
 import lightning.pytorch as pl
 import torch
 
-from models.lora_lm import (LoraCausalLM, LoraSettings, OptimiserSettings, add_lora, count_parameters, load_adapter,
-                            merge_adapter, pad_batch, save_adapter)
-
 from missci_lora.helpers import tiny_spec
+from models.lora_lm import (
+    LoraCausalLM,
+    LoraSettings,
+    OptimiserSettings,
+    add_lora,
+    count_parameters,
+    load_adapter,
+    merge_adapter,
+    pad_batch,
+    save_adapter,
+)
 
 
 def batch_of(tokenizer, texts, prompt_tokens=3):
@@ -81,6 +89,7 @@ def test_checkpoint_holds_only_adapter_tensors(tiny_model):
 
 def test_unknown_target_module_is_a_user_error(tiny_model):
     import pytest
+
     from common.errors import UserError
 
     model, _ = tiny_model

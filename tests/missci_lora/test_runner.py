@@ -8,7 +8,6 @@ import train
 from missci.data import load_split
 from missci.predict_lora import main as predict_main
 from missci.predictions import read_predictions
-
 from missci_lora.helpers import compose
 
 QUICK = ["llm=tiny-llama", "callbacks=none", "logger=csv", "task.lora.max_steps=2", "task.lora.batch_size=2",

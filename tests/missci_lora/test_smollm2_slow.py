@@ -5,7 +5,6 @@ import pytest
 
 import train
 from missci.predictions import read_predictions
-
 from missci_lora.helpers import compose
 
 

@@ -6,7 +6,7 @@ import itertools
 import pytest
 import torch
 
-from models.crf import B, I, NUM_TAGS, O, BatchedBIOCRF
+from models.crf import NUM_TAGS, B, BatchedBIOCRF, I, O
 
 
 def valid(sequence) -> bool:

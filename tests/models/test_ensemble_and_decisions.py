@@ -6,7 +6,7 @@ import copy
 import pytest
 import torch
 
-from models.crf import B, I, O, BatchedBIOCRF
+from models.crf import B, BatchedBIOCRF, I, O
 from models.decision_rules import decoder_span_f1, tune_o_bias, tune_thresholds
 from models.encoder import ChunkedEncoder
 from models.ensemble import MVMDEnsemble, MVMLEnsemble, ensemble

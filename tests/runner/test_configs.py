@@ -5,8 +5,8 @@ import hydra
 import pytest
 from hydra import compose, initialize_config_dir
 
-from train import register_config_resolvers
 from tests_paths import CONF
+from train import register_config_resolvers
 
 TASK_MODEL = {"post-c": "mvml", "post-f": "mvml", "span-c": "mvmd", "span-f": "mvmd"}
 

@@ -11,8 +11,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from train import register_config_resolvers
 from tests_paths import CONF, REPO
+from train import register_config_resolvers
 
 LAUNCHERS = {
     "submitit_local": "hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher",

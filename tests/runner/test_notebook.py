@@ -1,7 +1,6 @@
 """notebooks/compare_folds.ipynb runs on the results of a small run and draws its figures."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import nbformat

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from train import register_config_resolvers
 from faina.export import export_fold
 from faina.predict import predict_file
 from faina.tag import main as tag_main
 from faina.tagger import FallacyTagger
 from tests_paths import CONF, REPO
+from train import register_config_resolvers
 
 POSTS = ["Studio americano: la mutazione è pericolosa... l'Italia agli italiani! [USER] #vaccini",
          "Ciao", "I soliti politici ci rubano tutto, è una vergogna"]

@@ -27,7 +27,7 @@ def test_fast_dev_run_writes_evaluable_predictions(make_cfg, task):
     saved = json.loads((fold / "metrics.json").read_text())
     assert evaluate_files(cfg.task.eval_task, gold, pred, exact=task.startswith("span")) == saved["test"]
     assert ("exact" in saved["test"]) == task.startswith("span")  # seqeval exact match beside the official
-    assert f"test/strict/avg/f1_mean" in metrics
+    assert "test/strict/avg/f1_mean" in metrics
     assert ("soft" in saved["test"]) == (task == "span-f")
 
 
