@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from importlib import metadata
 
 DISTRIBUTION = "fallacy-framework"
 
 
 def project_version() -> str:
     """The installed distribution's version (``unknown`` when run from a source tree that is not installed)."""
+    from importlib import metadata  # here, not at the top: it is a third of a scoring command's start-up
+
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -48,5 +49,17 @@ def command_parser(module: str, description: str | None, **kwargs) -> argparse.A
     """An ``ArgumentParser`` for the CLI in ``module`` (e.g. ``"faina.evaluate"``), with ``--version``."""
     kwargs.setdefault("formatter_class", _HelpFormatter)
     parser = argparse.ArgumentParser(prog=program_name(module), description=description, **kwargs)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     return parser
+
+
+class _VersionAction(argparse.Action):
+    """argparse's ``version`` action, looking the version up only when ``--version`` is given."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser._print_message(f"{parser.prog} {project_version()}\n", sys.stdout)
+        parser.exit()

@@ -62,7 +62,8 @@ class LabelInventory:
             raise UserError("label inventory file not found", path=path,
                             fix="give the path of an existing label inventory YAML (docs/faina-format.md describes the layout)")
         try:
-            spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+            # libyaml's safe loader when PyYAML has it (ten times faster; the same safe subset), else the Python one
+            spec = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         except yaml.YAMLError as err:
             raise UserError(f"not valid YAML ({err})", path=path, fix="correct the YAML syntax") from None
         if not isinstance(spec, dict):

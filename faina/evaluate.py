@@ -9,8 +9,9 @@ accepts fine-labelled files too: their coarse spans/labels are derived through t
 (``faina.data.coarse``: each fine span relabelled with its macro-categories, overlapping same-category spans
 of a view merged), which is how the coarse gold of the paper was built. ``-O`` scores the first label
 column of the prediction file against every gold view (the official ``--one_pred``); extra prediction
-columns are ignored. The figures are those of ``metrics.faina_span`` / ``metrics.faina_post``, the same
-Metrics training uses; the table shows percentages with two decimals, ``--json`` prints fractions only.
+columns are ignored. The figures are those of ``metrics.faina_span_sums`` / ``metrics.faina_post_counts``,
+the one implementation training's Metrics use too; the table shows percentages with two decimals,
+``--json`` prints fractions only.
 ``--exact`` (span tasks) adds seqeval's exact-match P/R/F1 (``metrics.faina_exact``) under the key ``exact``.
 """
 from __future__ import annotations

@@ -8,6 +8,7 @@ the encoder's config and tokenizer files, and a model card ``README.md`` written
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from common.cli import command_parser
@@ -34,9 +35,9 @@ def main(argv: list[str] | None = None) -> Path:
     args = build_parser().parse_args(argv)
     out = export_fold(args.fold_dir, args.out_dir, args.push_to_hub)
     files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
-    print(f"model folder written: {out} ({len(files)} files: {', '.join(files)})")
+    print(f"model folder written: {out} ({len(files)} files: {', '.join(files)})", file=sys.stderr)
     if args.push_to_hub:
-        print(f"uploaded: {push_to_hub(out, args.push_to_hub, args.private)}")
+        print(f"uploaded: {push_to_hub(out, args.push_to_hub, args.private)}", file=sys.stderr)
     return out
 
 

@@ -10,6 +10,7 @@ submission file), so ``python -m faina.evaluate`` scores it.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
@@ -33,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> str:
     args = build_parser().parse_args(argv)
     path = predict_file(args.model_dir, args.input, args.output, args.batch_size)
-    print(f"predictions written: {path}")
+    print(f"predictions written: {path}", file=sys.stderr)
     return path
 
 

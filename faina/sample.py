@@ -18,6 +18,7 @@ How the two views differ (on purpose, like human label variation):
 """
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from typing import Sequence
 
@@ -76,8 +77,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="also write sample-unlabelled.conll/.tsv with empty label cells")
     args = parser.parse_args(argv)
     corpus, paths = write_sample(args.out_dir, args.posts, args.seed, args.unlabelled)
-    print("wrote " + ", ".join(str(p) for p in paths))
-    print("synthetic data (not Faina): " + summarize(corpus))
+    print("wrote " + ", ".join(str(p) for p in paths), file=sys.stderr)
+    print("synthetic data (not Faina): " + summarize(corpus), file=sys.stderr)
 
 
 if __name__ == "__main__":

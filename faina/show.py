@@ -10,6 +10,7 @@ loaded: displaCy renders the tokens and spans it is given (``manual=True``).
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -43,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit {args.limit}", fix="give a positive number of posts")
     out = show(args.file, args.html, args.pred, args.posts, args.limit, args.labels)
-    print(f"wrote {out}")
+    print(f"wrote {out}", file=sys.stderr)
     return out
 
 

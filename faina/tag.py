@@ -10,6 +10,7 @@ JSON object per post and line instead; ``--html`` also writes an offline page of
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from common.cli import command_parser
@@ -19,7 +20,6 @@ from faina.formats.raw_posts import (  # noqa: F401  (re-exported: the library A
     read_posts,
 )
 from faina.serving.tag_page import render_page
-from faina.serving.tagger import FallacyTagger
 
 
 def format_post(number: int, post: dict, views: list[str]) -> str:
@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     texts = args.text if args.text is not None else read_posts(args.input)
     if not texts:
         raise UserError("no posts to tag", path=args.input, fix="give at least one non-blank line")
+    from faina.serving.tagger import FallacyTagger  # torch and transformers: only once there is something to tag
+
     tagger = FallacyTagger.load(args.model_dir, device=args.device, batch_size=args.batch_size)
     posts = [post.to_dict() for post in tagger(texts)]
     for number, post in enumerate(posts, 1):
@@ -62,8 +64,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.html:
         title = f"{tagger.meta['task']} · {Path(args.model_dir).name}"
         path = atomic_write_text(args.html, render_page(posts, tagger.views, title))
-        if not args.json:
-            print(f"page written: {path}")
+        print(f"page written: {path}", file=sys.stderr)
     return posts
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import Counter
 
 from common.cli import command_parser
@@ -76,11 +77,11 @@ def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     corpus = read_any(args.file, LabelInventory.load(args.labels), repair=args.repair)
     stats = corpus_statistics(corpus)
+    for repair in getattr(corpus, "repairs", ()):  # notices about the input: stderr, so stdout stays the report
+        print(f"repaired: {repair}", file=sys.stderr)
     if args.json:
         print(json.dumps(stats, indent=2, sort_keys=False))
     else:
-        for repair in getattr(corpus, "repairs", ()):
-            print(f"repaired: {repair}")
         print(format_statistics(args.file, stats))
     return stats
 

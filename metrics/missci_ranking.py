@@ -6,16 +6,14 @@ model's predicted classes in rank order. All metrics look only at the top-k pred
 - Arg@k: share of arguments with at least one such row;
 - micro-F1 / per-class F1: multi-label rows (gold set vs. top-k set), label set = classes seen in gold, so a
   predicted class outside it (e.g. "Other") is ignored, exactly like the official MultiLabelBinarizer fit.
-``MissciRankingMetric`` is the torchmetrics face of the same functions (for validation loops).
+``MissciRankingMetric`` (``metrics.missci_ranking_metric``, importable from here too) is the torchmetrics face
+of the same functions, for validation loops; this module itself imports no torch.
 """
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
-
-import torch
-from torchmetrics import Metric
 
 
 @dataclass(frozen=True)
@@ -80,35 +78,10 @@ def ranking_metrics(rows: Sequence[RankedRow], max_k: int = 6) -> dict[str, floa
     return result
 
 
-class MissciRankingMetric(Metric):
-    """Accumulates ranked class predictions as tensors and computes ``ranking_metrics`` on them.
+def __getattr__(name: str):
+    """``MissciRankingMetric`` on first use: the scoring CLI imports this module and must not pay for torch."""
+    if name == "MissciRankingMetric":
+        from metrics.missci_ranking_metric import MissciRankingMetric
 
-    ``update(argument_index, gold_multi_hot, predicted_ranks)``: argument indices (N,), gold classes as a
-    multi-hot (N, C) tensor over ``class_names``, predicted class indices (N, K) in rank order (-1 = Other).
-    """
-    full_state_update = False
-
-    def __init__(self, class_names: Sequence[str], max_k: int = 6, **kwargs):
-        super().__init__(**kwargs)
-        self.class_names, self.max_k = list(class_names), max_k
-        self.add_state("argument_index", default=[], dist_reduce_fx="cat")
-        self.add_state("gold", default=[], dist_reduce_fx="cat")
-        self.add_state("predicted", default=[], dist_reduce_fx="cat")
-
-    def update(self, argument_index: torch.Tensor, gold_multi_hot: torch.Tensor, predicted_ranks: torch.Tensor):
-        self.argument_index.append(argument_index.long())
-        self.gold.append(gold_multi_hot.bool())
-        self.predicted.append(predicted_ranks.long())
-
-    def compute(self) -> dict[str, float]:
-        def cat(state):
-            return torch.cat(state) if isinstance(state, list) else state
-        rows = []
-        for arg, gold, ranks in zip(cat(self.argument_index).tolist(), cat(self.gold).tolist(),
-                                    cat(self.predicted).tolist()):
-            rows.append(RankedRow(
-                argument_id=str(arg),
-                gold=tuple(n for n, g in zip(self.class_names, gold) if g),
-                predicted=tuple(self.class_names[r] if r >= 0 else "Other" for r in ranks),
-            ))
-        return ranking_metrics(rows, self.max_k)
+        return MissciRankingMetric
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

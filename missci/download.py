@@ -6,6 +6,7 @@ Pinned to a commit so everyone evaluates on byte-identical data; a changed file 
 from __future__ import annotations
 
 import hashlib
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -40,6 +41,8 @@ def fetch_url(url: str, timeout: float = 30.0) -> bytes:
 def download(target: str | Path, fetch: Callable[[str], bytes] = fetch_url) -> list[Path]:
     """Download both files into ``target``; files already there with the right checksum are kept."""
     target = Path(target)
+    if target.exists() and not target.is_dir():
+        raise UserError("not a folder", path=target, fix="give a folder (it is created when missing) for the two files")
     target.mkdir(parents=True, exist_ok=True)
     written = []
     for name, expected in SHA256.items():
@@ -66,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     args = parser.parse_args(argv)
     paths = download(args.directory)
     for path in paths:
-        print(f"ok {path}")
+        print(f"ok {path}", file=sys.stderr)
     return paths
 
 

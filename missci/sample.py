@@ -21,6 +21,7 @@ in a fixed order, so the bytes are the same on every run and machine.
 """
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Sequence
@@ -80,8 +81,8 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed")
     args = parser.parse_args(argv)
     splits, paths = write_sample(args.out_dir, args.dev, args.test, args.seed)
-    print("wrote " + ", ".join(str(p) for p in paths))
-    print("synthetic data (not Missci):\n" + summarize(splits))
+    print("wrote " + ", ".join(str(p) for p in paths), file=sys.stderr)
+    print("synthetic data (not Missci):\n" + summarize(splits), file=sys.stderr)
     return paths
 
 

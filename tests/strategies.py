@@ -11,7 +11,7 @@ Import it as ``from strategies import ...``: pytest puts ``tests/`` on ``sys.pat
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from hypothesis import strategies as st
 

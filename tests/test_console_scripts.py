@@ -1,11 +1,12 @@
-"""Every console command declared in setup.cfg: --help with defaults, --version, the `python -m` form, installed.
+"""Every console command declared in pyproject.toml: the entry-point table, --help with defaults, --version,
+the `python -m` form, the installed scripts; and the umbrella ``fallacy`` command's own help.
 
-The list comes from setup.cfg itself, so a CLI added there later is checked without touching this file.
+The list comes from pyproject.toml itself, so a command added there later is checked without touching this file.
+Running each command's success and failure paths end to end is ``tests/runner/test_console_commands.py``.
 """
 from __future__ import annotations
 
 import argparse
-import configparser
 import importlib
 import importlib.util
 import json
@@ -17,44 +18,116 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
+import tomllib
 
 from common import cli
+from fallacy import cli as fallacy_cli
 
 REPO = Path(__file__).resolve().parents[1]
+# The names users and scripts already call; losing one breaks them.
+KEPT_NAMES = {"faina-validate", "faina-evaluate", "faina-sample", "faina-predict", "missci-download", "missci-stats",
+              "missci-evaluate", "missci-baseline", "missci-predict-lora", "missci-sample", "missci-report",
+              "faina-stats", "faina-show", "faina-tag", "faina-export"}
 
 
 def declared_console_scripts() -> dict[str, str]:
-    """``{command: "module:function"}`` from setup.cfg's ``[options.entry_points] console_scripts``."""
-    config = configparser.ConfigParser()
-    config.read(REPO / "setup.cfg", encoding="utf-8")
-    lines = config.get("options.entry_points", "console_scripts", fallback="").strip().splitlines()
-    scripts = {}
-    for line in lines:
-        name, _, target = (part.strip() for part in line.partition("="))
-        scripts[name] = target
-    return scripts
+    """``{command: "module:attribute"}`` from pyproject.toml's ``[project.scripts]``."""
+    with open(REPO / "pyproject.toml", "rb") as handle:
+        return dict(tomllib.load(handle)["project"]["scripts"])
 
 
 SCRIPTS = declared_console_scripts()
+ALIASES = {name: target for name, target in SCRIPTS.items() if name != "fallacy"}
 
 
 def resolve(target: str):
-    module, _, function = target.partition(":")
-    return getattr(importlib.import_module(module), function)
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
-def test_setup_cfg_declares_the_project_commands():
-    assert {"faina-validate", "faina-evaluate", "faina-sample", "faina-predict", "missci-download", "missci-stats",
-            "missci-evaluate", "missci-baseline", "missci-predict-lora", "missci-sample"} <= set(SCRIPTS)
-    for name, target in SCRIPTS.items():
-        module = target.partition(":")[0]
-        # the naming rule of the project: faina-x -> faina.x:main, missci-x-y -> missci.x_y:main
-        assert target == f"{module}:main" and name == module.replace(".", "-").replace("_", "-"), name
+def tool_main(name: str):
+    """The ``main(argv)`` of the tool behind a console name (what the runner calls)."""
+    return importlib.import_module(fallacy_cli.ALIASES[name].module).main
 
 
-@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_pyproject_declares_the_umbrella_and_every_kept_name():
+    assert SCRIPTS["fallacy"] == "fallacy.cli:main"
+    assert set(ALIASES) == KEPT_NAMES == {command.alias for command in fallacy_cli.COMMANDS}
+
+
+@pytest.mark.parametrize("name", sorted(KEPT_NAMES))
+def test_every_alias_goes_through_the_runner(name):
+    """faina-x -> fallacy.cli:faina_x, a ConsoleAlias of `fallacy faina x` whose module is faina.x."""
+    assert ALIASES[name] == f"fallacy.cli:{name.replace('-', '_')}"
+    target = resolve(ALIASES[name])
+    assert isinstance(target, fallacy_cli.ConsoleAlias) and target.command is fallacy_cli.ALIASES[name]
+    dataset, _, command = name.partition("-")
+    assert fallacy_cli.DATASETS[dataset][command] is target.command
+    # the naming rule of the project: faina-x -> faina.x, missci-x-y -> missci.x_y
+    assert target.command.module == f"{dataset}.{command.replace('-', '_')}"
+
+
+def test_the_command_table_is_closed_and_each_module_has_a_main():
+    """Module names are fixed strings of the table; each names a module of this checkout with a ``main``."""
+    for command in fallacy_cli.COMMANDS:
+        spec = importlib.util.find_spec(command.module)
+        assert spec is not None and Path(spec.origin).is_relative_to(REPO), command.module
+        assert "\ndef main(" in Path(spec.origin).read_text(encoding="utf-8"), command.module
+        assert command.summary and len(command.summary) <= 80 and "\n" not in command.summary
+
+
+def test_umbrella_help_lists_every_command_with_its_summary_and_alias(capsys):
+    assert fallacy_cli.main(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: fallacy ")
+    for command in fallacy_cli.COMMANDS:
+        line = next(line for line in text.splitlines() if line.split()[:2] == [command.name, command.alias])
+        assert line.rstrip().endswith(command.summary)
+    assert fallacy_cli.main(["faina", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert all(f"  {name} " in text for name in fallacy_cli.DATASETS["faina"])
+
+
+def test_umbrella_version_and_usage_errors(capsys):
+    assert fallacy_cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"fallacy {cli.project_version()}"
+    for argv, words in (([], "name a dataset"), (["faina"], "name a faina command"),
+                        (["nope", "evaluate"], "unknown dataset 'nope'"),
+                        (["missci", "evalute"], "unknown missci command 'evalute'")):
+        assert fallacy_cli.main(argv) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.startswith("usage: fallacy") and words in captured.err
+
+
+def test_a_tool_subcommand_names_itself_in_help_and_version(capsys):
+    assert fallacy_cli.main(["missci", "stats", "--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"fallacy missci stats {cli.project_version()}"
+    assert fallacy_cli.main(["faina", "validate", "--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: fallacy faina validate ")
+    assert fallacy_cli.main(["faina", "validate", "--no-such-option", "x"]) == 2   # argparse's own status
+    assert "unrecognized arguments" in capsys.readouterr().err
+
+
+def test_runner_maps_return_values_and_errors_to_exit_statuses(monkeypatch, capsys):
+    """A returned value is dropped (status 0, nothing printed); a UserError that reaches the runner is one
+    line and status 2; SystemExit keeps its status."""
+    from common.errors import UserError
+
+    command = fallacy_cli.ALIASES["missci-stats"]
+    module = importlib.import_module(command.module)
+    outcomes = {"value": lambda argv: {"a": 1}, "error": lambda argv: (_ for _ in ()).throw(UserError("bad", fix="x")),
+                "exit3": lambda argv: sys.exit(3), "message": lambda argv: sys.exit("stopped")}
+    expected = {"value": (0, ""), "error": (2, "error: bad Fix: x\n"), "exit3": (3, ""), "message": (1, "stopped\n")}
+    for key, fake in outcomes.items():
+        monkeypatch.setattr(module, "main", fake)
+        assert fallacy_cli.run(command, [], prog="missci-stats") == expected[key][0], key
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == ("", expected[key][1]), key
+
+
+@pytest.mark.parametrize("name", sorted(ALIASES))
 def test_console_command_help_lists_defaults_and_version(name, monkeypatch, capsys):
-    main = resolve(SCRIPTS[name])
+    main = tool_main(name)
     parsers: list[argparse.ArgumentParser] = []
     parse_known_args = argparse.ArgumentParser.parse_known_args
 
@@ -86,10 +159,10 @@ def test_console_command_help_lists_defaults_and_version(name, monkeypatch, caps
     assert capsys.readouterr().out.strip() == f"{name} {cli.project_version()}"
 
 
-@pytest.mark.parametrize("name", sorted(SCRIPTS))
+@pytest.mark.parametrize("name", sorted(ALIASES))
 def test_python_m_form_is_kept(name):
     """`python -m module` runs the same main: the module has the ``__main__`` guard that calls it."""
-    module = SCRIPTS[name].partition(":")[0]
+    module = fallacy_cli.ALIASES[name].module
     source = Path(importlib.util.find_spec(module).origin).read_text(encoding="utf-8")
     assert 'if __name__ == "__main__":\n    main()' in source, f"{module}: add the __main__ guard calling main()"
 
@@ -110,7 +183,7 @@ def installed_from(dist: metadata.Distribution) -> Path | None:
 
 
 def test_installed_console_scripts_exist_and_match_this_checkout():
-    """What pip installed is on PATH; when this very checkout is the installed one, exactly setup.cfg's list."""
+    """What pip installed is on PATH; when this very checkout is the installed one, exactly pyproject's list."""
     try:
         dist = metadata.distribution(cli.DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -121,7 +194,7 @@ def test_installed_console_scripts_exist_and_match_this_checkout():
     for name in installed:
         assert (scripts_dir / name).is_file(), f"{name} is declared by the installed package but not in {scripts_dir}"
     if installed_from(dist) == REPO:
-        assert installed == SCRIPTS, "reinstall (bash scripts/setup.sh) after changing setup.cfg's console_scripts"
+        assert installed == SCRIPTS, "reinstall (bash scripts/setup.sh) after changing pyproject's [project.scripts]"
     if "missci-sample" in installed:
         done = subprocess.run([str(scripts_dir / "missci-sample"), "--version"], capture_output=True, text=True,
                               check=True)

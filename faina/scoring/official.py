@@ -10,6 +10,8 @@ from faina.formats.conll import check_aligned, read_conll
 from faina.formats.labels import LabelInventory
 from faina.formats.records import PostCorpus, SpanCorpus
 from faina.formats.tsv import check_rows_aligned, read_post_tsv
+from metrics.faina_post_counts import PostMicroTally
+from metrics.faina_span_sums import SpanOverlapTally
 
 TASKS = ("span-fine", "span-coarse", "post-fine", "post-coarse")
 
@@ -81,17 +83,13 @@ def score_spans(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: Label
                 one_pred: bool = False, per_label: bool = False, exact: bool = False) -> dict[str, Any]:
     """Strict (and, for fine labels, soft; with ``exact``, seqeval exact-match) span scores of two aligned
     corpora of the task's grain."""
-    from metrics.faina_span import SpanOverlapScore
-
     golds = [post.spans for post in gold.posts]
     preds = [post.spans[:1] if one_pred else post.spans for post in pred.posts]
     result: dict[str, Any] = {}
     per_label_result: dict[str, Any] = {}
     counts = None
     for mode in ("strict", "soft") if grain == "fine" else ("strict",):
-        # files are scored in one process: never wait for other ranks (e.g. under DDP training)
-        metric = SpanOverlapScore(inventory, num_views=gold.num_views, mode=mode, per_label=per_label,
-                                  sync_on_compute=False)
+        metric = SpanOverlapTally(inventory, num_views=gold.num_views, mode=mode, per_label=per_label)
         metric.update(preds, golds)
         result[mode] = metric.compute()
         counts = metric.counts()
@@ -112,10 +110,7 @@ def score_spans(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: Label
 def score_posts(grain: str, gold: PostCorpus, pred: PostCorpus, inventory: LabelInventory, *,
                 one_pred: bool = False, per_label: bool = False) -> dict[str, Any]:
     """Post-level micro scores of two aligned corpora of the task's grain."""
-    from metrics.faina_post import PostMicroScore
-
-    metric = PostMicroScore(num_views=gold.num_views, labels=inventory.labels_of(grain), per_label=per_label,
-                            sync_on_compute=False)
+    metric = PostMicroTally(num_views=gold.num_views, labels=inventory.labels_of(grain), per_label=per_label)
     metric.update([row.labels[:1] if one_pred else row.labels for row in pred.rows],
                   [row.labels for row in gold.rows])
     result: dict[str, Any] = {"strict": metric.compute()}

@@ -5,9 +5,8 @@ import logging
 import subprocess
 import sys
 
-from tests_paths import REPO
-
 from common.logs import show_progress, verbosity_from_argv
+from tests_paths import REPO
 
 
 def test_quiet_and_verbose_switches_are_taken_out_of_argv():

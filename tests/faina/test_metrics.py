@@ -10,7 +10,6 @@ from fractions import Fraction as F
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import post_corpus_pairs, span_corpus_pairs
 
 from faina.formats.conll import write_conll
 from faina.formats.labels import LabelInventory
@@ -20,6 +19,7 @@ from faina.scoring.official import evaluate_files
 from metrics.faina_post import NO_LABEL, PostMicroScore
 from metrics.faina_scores import ZeroDenominatorWarning
 from metrics.faina_span import SpanOverlapScore
+from strategies import post_corpus_pairs, span_corpus_pairs
 
 INV = LabelInventory.load()
 LL, AE, DO, ST, VA, SL = ("Loaded-language", "Appeal-to-emotion", "Doubt", "Strawman", "Vagueness", "Slogan")

@@ -48,4 +48,5 @@ def test_repair_flag_reports_repairs(tmp_path, capsys):
     path = tmp_path / "r.conll"
     path.write_text("# post_id = 1\n# post_date = d\n# post_topic_keywords = t\n# post_text = x\n1\tx\tI-Slogan\tO\n")
     stats = main([str(path), "--repair"])
-    assert stats["repairs"] == 1 and "repaired:" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert stats["repairs"] == 1 and "repaired:" in captured.err and "repaired:" not in captured.out

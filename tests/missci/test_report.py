@@ -70,7 +70,7 @@ def test_markdown_marks_unavailable_metrics_and_labels_the_paper(results):
     assert "`python train.py task=missci-gen name=lora-cv5`" in table
     gpt4 = next(line for line in lines if line.startswith("| GPT-4 (D) (paper) |"))
     assert "0.317" in gpt4 and gpt4.rstrip(" |").endswith("paper")
-    assert "not re-run" in table and len([l for l in lines if "(paper) |" in l]) == len(PAPER_ROWS)
+    assert "not re-run" in table and len([row for row in lines if "(paper) |" in row]) == len(PAPER_ROWS)
 
 
 def test_cli_json_and_markdown_file(results, tmp_path, capsys):

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from replica_cli import assert_ran, run_cli
 from tests_paths import REPO
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from replica_cli import assert_ran, run_cli
 
+from replica_cli import assert_ran, run_cli
 from scripts.hub_replicas import REPLICAS
 
 EXPECTED = {

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from replica_cli import assert_ran, run_cli
 
 FOUR_BIT = "load_in_4bit=true is skipped"

@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from replica_cli import run_cli
 
 from common.errors import UserError
+from replica_cli import run_cli
 
 
 def encoder_error(folder) -> str:

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
-from runner.config_snapshot import selections, snapshot
 
 from common.renames import with_current_targets
+from runner.config_snapshot import selections, snapshot
 
 SNAPSHOT = Path(__file__).with_name("config_snapshot.json")
 

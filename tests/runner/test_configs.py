@@ -4,8 +4,8 @@ from __future__ import annotations
 import hydra
 import pytest
 from hydra import compose, initialize_config_dir
-from tests_paths import CONF
 
+from tests_paths import CONF
 from train import register_config_resolvers
 
 TASK_MODEL = {"post-c": "mvml", "post-f": "mvml", "span-c": "mvmd", "span-f": "mvmd"}

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from tests_paths import REPO
 
 from common.errors import UserError
 from faina.formats.conll import read_conll
 from faina.formats.tsv import read_post_tsv
 from faina.serving.loading import load_predictor
 from models.ensemble import MVMDEnsemble, MVMLEnsemble
+from tests_paths import REPO
 from train import run
 
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+
 from tests_paths import REPO
 
 spec = importlib.util.spec_from_file_location("gpu_check", REPO / "scripts" / "gpu_check.py")

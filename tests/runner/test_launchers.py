@@ -10,8 +10,8 @@ import hydra
 import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
-from tests_paths import CONF, REPO
 
+from tests_paths import CONF, REPO
 from train import register_config_resolvers
 
 LAUNCHERS = {

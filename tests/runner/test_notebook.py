@@ -5,8 +5,8 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
-from tests_paths import REPO
 
+from tests_paths import REPO
 from train import run
 
 

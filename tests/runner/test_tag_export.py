@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
-from tests_paths import CONF, REPO
 
 from faina.serving.export import export_fold
 from faina.serving.prediction import predict_file
 from faina.serving.tagger import FallacyTagger
 from faina.tag import main as tag_main
+from tests_paths import CONF, REPO
 from train import register_config_resolvers
 
 POSTS = ["Studio americano: la mutazione è pericolosa... l'Italia agli italiani! [USER] #vaccini",

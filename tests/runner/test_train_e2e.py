@@ -7,10 +7,10 @@ import subprocess
 import sys
 
 import pytest
-from tests_paths import REPO
 
 from common.errors import UserError
 from faina.scoring.official import evaluate_files
+from tests_paths import REPO
 from train import run
 
 TASKS = ["post-c", "post-f", "span-c", "span-f"]
@@ -111,6 +111,7 @@ def test_unknown_mode_is_one_clear_error(make_cfg):
 def test_interrupted_fold_resumes_from_its_last_checkpoint(make_cfg, monkeypatch):
     import lightning.pytorch as pl
     import torch
+
     from runner_helpers import SimulatedCrash
 
     crash = ["+callbacks.crash._target_=runner_helpers.CrashAfterEpoch", "+callbacks.crash.epoch=1"]

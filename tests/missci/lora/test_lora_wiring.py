@@ -1,8 +1,8 @@
 """LoRA wiring on a tiny random Llama: only adapters train, the base stays frozen, adapters round-trip."""
 import lightning.pytorch as pl
 import torch
-from helpers.lora import tiny_spec
 
+from helpers.lora import tiny_spec
 from models.llm.lora_lm import (
     LoraCausalLM,
     LoraSettings,

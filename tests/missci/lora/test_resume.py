@@ -3,10 +3,10 @@ import json
 import logging
 
 import pytest
-from helpers.lora import compose
-from runner_helpers import SimulatedCrash
 
 import train
+from helpers.lora import compose
+from runner_helpers import SimulatedCrash
 
 QUICK = ["llm=tiny-llama", "callbacks=none", "logger=none", "task.lora.max_steps=-1", "task.lora.max_epochs=2",
          "task.lora.batch_size=2", "task.lora.max_train_examples=4", "task.lora.candidates.max_new_tokens=4",

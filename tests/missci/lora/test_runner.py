@@ -5,9 +5,9 @@ import json
 
 import pytest
 import torch
-from helpers.lora import compose
 
 import train
+from helpers.lora import compose
 from missci.dataset.prediction_file import read_predictions
 from missci.dataset.reader import load_split
 from missci.predict_lora import main as predict_main

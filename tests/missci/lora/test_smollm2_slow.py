@@ -2,9 +2,9 @@
 import json
 
 import pytest
-from helpers.lora import compose
 
 import train
+from helpers.lora import compose
 from missci.dataset.prediction_file import read_predictions
 
 

@@ -3,6 +3,7 @@ tokenizer, and prompts of very different lengths (so batches need left padding).
 from __future__ import annotations
 
 import pytest
+
 from helpers.llm import tiny_spec
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers.llm import PROMPTS
 
 from common.errors import UserError
+from helpers.llm import PROMPTS
 from models.llm.backends import Decoding, TransformersBackend, backend_factory, build_backend
 from models.llm.vllm_backend import VllmApi, VllmBackend
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from helpers.llm import PROMPTS
 
+from helpers.llm import PROMPTS
 from missci.lora.tasks import CandidateSettings, generate_candidates
 from models.llm.generation import GenerationSettings, generate, left_padded, length_sorted_batches
 

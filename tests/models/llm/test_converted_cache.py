@@ -6,9 +6,9 @@ import json
 
 import pytest
 import torch
-from helpers.llm import tiny_spec
 
 import models.llm.converted_cache as cache
+from helpers.llm import tiny_spec
 from models.llm.loading import CausalLMSpec, load_causal_lm
 
 

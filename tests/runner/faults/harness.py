@@ -14,9 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests_paths import REPO
-
 from common.faults import ENV_VAR
+from tests_paths import REPO
 
 NAME = "faults"
 SKIPPED_DIRS = {"hydra", "logs"}

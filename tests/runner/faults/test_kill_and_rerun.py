@@ -6,9 +6,9 @@ possibly killing it again further on, and finally compares the results folder wi
 from __future__ import annotations
 
 import pytest
-from runner.faults import harness
 
 from common.checkpointing import checkpoint_damage
+from runner.faults import harness
 
 
 def assert_same_results(root, uninterrupted):

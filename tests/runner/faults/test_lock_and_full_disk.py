@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from runner.faults import harness
-from tests_paths import REPO
 
 from common.checkpointing import checkpoint_damage
 from common.errors import UserError
 from common.locking import experiment_lock
+from runner.faults import harness
+from tests_paths import REPO
 from train import run
 
 
