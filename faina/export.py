@@ -13,10 +13,6 @@ from pathlib import Path
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
-from faina.serving.export import (  # noqa: F401  (re-exported: the library API of this command)
-    export_fold,
-    push_to_hub,
-)
 
 
 def build_parser():
@@ -33,6 +29,8 @@ def build_parser():
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> Path:
     args = build_parser().parse_args(argv)
+    from faina.serving.export import export_fold, push_to_hub  # torch and Lightning: only once the arguments are read
+
     out = export_fold(args.fold_dir, args.out_dir, args.push_to_hub)
     files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     print(f"model folder written: {out} ({len(files)} files: {', '.join(files)})", file=sys.stderr)

@@ -14,10 +14,6 @@ import sys
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
-from faina.serving.prediction import (  # noqa: F401  (re-exported: the library API of this command)
-    predict_corpus,
-    predict_file,
-)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,6 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> str:
     args = build_parser().parse_args(argv)
+    from faina.serving.prediction import predict_file  # torch and Lightning: only once the arguments are read
+
     path = predict_file(args.model_dir, args.input, args.output, args.batch_size)
     print(f"predictions written: {path}", file=sys.stderr)
     return path
