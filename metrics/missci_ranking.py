@@ -6,7 +6,7 @@ model's predicted classes in rank order. All metrics look only at the top-k pred
 - Arg@k: share of arguments with at least one such row;
 - micro-F1 / per-class F1: multi-label rows (gold set vs. top-k set), label set = classes seen in gold, so a
   predicted class outside it (e.g. "Other") is ignored, exactly like the official MultiLabelBinarizer fit.
-``MissciRankingMetric`` (``metrics.missci_ranking_metric``, importable from here too) is the torchmetrics face
+``MissciRankingMetric`` (``metrics.missci_ranking_metric``) is the torchmetrics face
 of the same functions, for validation loops; this module itself imports no torch.
 """
 from __future__ import annotations
@@ -76,12 +76,3 @@ def ranking_metrics(rows: Sequence[RankedRow], max_k: int = 6) -> dict[str, floa
     result["f1_macro"] = sum(per_class.values()) / len(per_class) if per_class else 0.0
     result.update({f"f1/{label}": value for label, value in per_class.items()})
     return result
-
-
-def __getattr__(name: str):
-    """``MissciRankingMetric`` on first use: the scoring CLI imports this module and must not pay for torch."""
-    if name == "MissciRankingMetric":
-        from metrics.missci_ranking_metric import MissciRankingMetric
-
-        return MissciRankingMetric
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
