@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from pydantic import BaseModel, ConfigDict
+
 from common.errors import UserError
 from common.renames import current_name
 
@@ -26,6 +28,11 @@ HYDRA_KEYS = ("_target_", "_partial_", "_args_", "_recursive_", "_convert_")
 INTERPOLATION = "${"
 
 Model = TypeVar("Model")
+
+
+class Strict(BaseModel):
+    """A schema of a saved file: no extra keys, no coercion (``"1"`` is not 1, ``true`` is not 1), no NaN."""
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
 
 
 def dotted(prefix: str, key: Any) -> str:

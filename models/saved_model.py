@@ -19,21 +19,16 @@ import functools
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from common.errors import UserError
-from common.untrusted import dotted, refuse_code, validated
+from common.untrusted import Strict, dotted, refuse_code, validated
 from models.registry import ARCHITECTURES, NO_SCHEDULER, OPTIMIZERS, SCHEDULERS
 
 Fraction = Annotated[float, Field(gt=0, lt=1)]
 Rate = Annotated[float, Field(gt=0, le=10)]
 Count = Annotated[int, Field(ge=0, le=10**9)]
 Decay = Annotated[float, Field(gt=0, le=1)]
-
-
-class Strict(BaseModel):
-    """No extra keys, no coercion (``"1"`` is not 1, ``true`` is not 1), no NaN or infinity."""
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
 
 
 class AdamSettings(Strict):

@@ -14,8 +14,8 @@ from pydantic import Field
 
 from common.errors import UserError
 from common.labels import LabelInventory
-from common.untrusted import read_json_object, refuse_code, validated
-from models.saved_model import CheckedModel, Strict, check_model_block
+from common.untrusted import Strict, read_json_object, refuse_code, validated
+from models.saved_model import CheckedModel, check_model_block
 
 FOLD_FORMAT = "faina-fold-model"
 FOLD_FORMAT_VERSION = 2  # 1: no "format" key, Hydra _target_ nodes in "model" (still read, translated)
