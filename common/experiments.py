@@ -25,6 +25,7 @@ from common.faults import kill_point
 from common.io import atomic_write_json, atomic_write_text, remove_partial_files
 from common.locking import experiment_lock
 from common.renames import with_current_targets
+from common.untrusted import read_json_object
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,9 @@ def guard_same_experiment(cfg: DictConfig, exp_dir: Path) -> None:
     identity = experiment_identity(cfg)
     saved = exp_dir / "experiment.json"
     if saved.is_file():
-        before = with_current_targets(json.loads(saved.read_text(encoding="utf-8")))
+        # only compared with this run's config, never instantiated: a tampered file can refuse the rerun, not run code
+        before = with_current_targets(read_json_object(saved, "the saved experiment config", fix=(
+            "give this run its own name=..., or delete the folder to start over")))
         if before != json.loads(json.dumps(identity)):
             changed = sorted(_diff_keys(before, identity))
             raise UserError(f"the folder holds results of another configuration (differs in: {', '.join(changed)})",

@@ -23,6 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("input", help="Faina-format file to label (.conll for span models, .tsv for post models)")
     parser.add_argument("output", help="where to write the predictions (official layout)")
     parser.add_argument("--batch-size", type=int, default=32, help="posts per forward pass")
+    parser.add_argument("--trust-remote-code", action="store_true",
+                        help="allow an encoder that ships its own Python code (off: a model folder cannot switch "
+                             "it on; see docs/untrusted-files.md)")
     return parser
 
 
@@ -31,7 +34,7 @@ def main(argv: list[str] | None = None) -> str:
     args = build_parser().parse_args(argv)
     from faina.serving.prediction import predict_file  # torch and Lightning: only once the arguments are read
 
-    path = predict_file(args.model_dir, args.input, args.output, args.batch_size)
+    path = predict_file(args.model_dir, args.input, args.output, args.batch_size, args.trust_remote_code)
     print(f"predictions written: {path}", file=sys.stderr)
     return path
 

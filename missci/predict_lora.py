@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backend", choices=sorted(BACKENDS), default=None,
                         help="generation engine (default: the trained llm config's, else transformers); "
                              "vllm needs a CUDA GPU and pip install '.[vllm]'")
+    parser.add_argument("--trust-remote-code", action="store_true",
+                        help="allow a base model that ships its own Python code (off: a bundle cannot switch it on; "
+                             "see docs/untrusted-files.md)")
     parser.add_argument("--batch-size", type=int, default=None,
                         help="prompts per generation batch of the transformers backend "
                              f"(default: {DEFAULT_CANDIDATE_BATCH_SIZE})")
@@ -85,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     from missci.dataset.selection import select
 
     args = build_parser().parse_args(argv)
-    backend, bundle = load_tuned_backend(args.adapter, args.merge, args.device, args.backend)
+    backend, bundle = load_tuned_backend(args.adapter, args.merge, args.device, args.backend, args.trust_remote_code)
     arguments = select(load_split(args.split, args.data), args.max_arguments, args.max_fallacies)
     seen = set(bundle.get("trained_on_arguments", [])) & {a.id for a in arguments}
     if seen:

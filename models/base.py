@@ -26,17 +26,20 @@ COLLAPSE_FRACTION = 0.05
 
 
 def build_encoder(encoder: ChunkedEncoder | Mapping | None) -> ChunkedEncoder:
-    """A ``ChunkedEncoder`` from itself, its config (a mapping, with or without ``_target_``) or ``None``."""
+    """A ``ChunkedEncoder`` from itself, its config (a mapping, with or without the known ``_target_``) or ``None``."""
     if isinstance(encoder, nn.Module):
         return encoder
     if encoder is None:
         return ChunkedEncoder()
-    config = dict(encoder)
-    if "_target_" in config:
-        from hydra.utils import instantiate
+    from common.untrusted import refuse_code
+    from models.encoder import ENCODERS
 
-        return instantiate(config)
-    return ChunkedEncoder(**config)
+    config = dict(encoder)
+    # a mapping may come from a saved file: its _target_ is only ever one this project wrote, never imported
+    kind = ENCODERS.name_of_target(config.pop("_target_"), None, "encoder._target_") if "_target_" in config \
+        else "chunked"
+    refuse_code(config, None, "encoder")
+    return ENCODERS.get(kind, None, "encoder")(**config)
 
 
 def default_optimizer(params, **overrides) -> torch.optim.Optimizer:

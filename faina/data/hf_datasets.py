@@ -157,9 +157,19 @@ def from_dataset_dict(dataset_dict, inventory: LabelInventory | None = None) -> 
 
 # --- data=hf: any datasets-readable token-classification dataset ------------------------------------------
 def open_dataset(path: str, split: str):
-    """A split of a dataset folder saved with ``save_to_disk``, or of anything ``load_dataset`` reads."""
+    """A split of a dataset folder saved with ``save_to_disk``, or of anything ``load_dataset`` reads.
+
+    A folder with a Python loading script is refused whatever the ``datasets`` version (older ones ran such
+    scripts with ``trust_remote_code``): a dataset is data, never code (docs/untrusted-files.md).
+    """
     import datasets
 
+    scripts = sorted(p.name for p in Path(path).glob("*.py")) if Path(path).is_dir() else []
+    if scripts:
+        raise UserError(f"the dataset folder holds a loading script ({scripts[0]}); datasets are read as data and "
+                        "no script is ever run", path=path,
+                        fix="convert the dataset to files (save_to_disk, JSON lines, CSV or Parquet) and remove the "
+                            "script")
     try:
         if Path(path).is_dir() and ((Path(path) / "dataset_dict.json").is_file()
                                     or (Path(path) / "dataset_info.json").is_file()):

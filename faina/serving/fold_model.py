@@ -1,22 +1,24 @@
 """Building MVML/MVMD from config, and saving/loading trained models without pickles.
 
-A trained fold is exported as ``model.safetensors`` (weights) plus ``model.json`` (the resolved model
-and encoder configs, labels, views, level and grain), so ``python -m faina.predict`` can rebuild the
-model and never needs the training code's pickled objects. Lightning checkpoints are read with
-``weights_only=True``.
+A trained fold is exported as ``model.safetensors`` (weights) plus ``model.json`` (the architecture, optimiser
+and schedule by name with their plain settings, the encoder, labels, views, level and grain), so
+``python -m faina.predict`` can rebuild the model and never needs the training code's pickled objects.
+Training builds the model from ``conf/`` with Hydra (``build_model``); reading a model back never does: the
+file is checked (``faina.serving.saved_files``) and its names are mapped through ``models.registry``.
+Lightning checkpoints are read with ``weights_only=True``.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
-from safetensors.torch import load_file, save
+from safetensors.torch import save
 
 from common.errors import UserError
 from common.io import atomic_write_bytes, atomic_write_json
 from faina.formats.labels import LabelInventory
+from faina.serving.saved_files import FOLD_FIX, check_labels, fold_model_json, read_fold_model_file
 
 
 def load_tokenizer(name_or_path: str, trust_remote_code: bool = False):
@@ -45,21 +47,29 @@ def build_model(model_cfg: DictConfig, encoder_cfg: DictConfig, level: str, labe
 def export_model(model, cfg: DictConfig, level: str, grain: str, labels, num_views: int, fold_dir: Path) -> Path:
     state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
     atomic_write_bytes(fold_dir / "model.safetensors", save(state))
-    meta = {"task": cfg.task.name, "level": level, "grain": grain, "labels": list(labels), "num_views": num_views,
-            "labels_inventory": str(cfg.data.labels),
-            "model": OmegaConf.to_container(cfg.model, resolve=True),
-            "encoder": OmegaConf.to_container(cfg.encoder, resolve=True)}
+    from models.saved_model import check_model_block
+
+    # the Hydra config of the run, saved as names (a name this code cannot read back is refused here, not later)
+    named = check_model_block(OmegaConf.to_container(cfg.model, resolve=True), "the model config (conf/model)")
+    meta = fold_model_json(cfg.task.name, level, grain, labels, num_views, str(cfg.data.labels), named,
+                           OmegaConf.to_container(cfg.encoder, resolve=True))
     return atomic_write_json(fold_dir / "model.json", meta)
 
 
-def load_exported(model_dir: str | Path):
+def load_exported(model_dir: str | Path, trust_remote_code: bool = False):
     """Rebuild an exported model for prediction: ``(model, meta)``.
 
     ``model_dir`` is a fold folder of a run (``model.json`` + ``model.safetensors``) or a self-contained
     model folder written by ``python -m faina.export`` (``config.json``; see ``faina.serving.model_folder``).
+    Every field is checked before anything is built; ``trust_remote_code`` (the caller's, never the file's)
+    allows an encoder whose model.json asks for custom code.
     """
     model_dir = Path(model_dir)
+    from faina.data.levels import LEVELS
     from faina.serving.model_folder import CONFIG_FILE, load_model_folder
+    from models.encoder import ChunkedEncoder
+    from models.saved_model import build_model as build_named_model
+    from models.weights_file import load_weights, tensor_shapes
 
     if (model_dir / CONFIG_FILE).is_file() and not (model_dir / "model.json").is_file():
         return load_model_folder(model_dir)  # checks that config.json is a Faina model's, with one message
@@ -69,11 +79,17 @@ def load_exported(model_dir: str | Path):
             raise UserError("not an exported model folder (missing file)", path=path,
                             fix="point to a fold folder of a finished run, e.g. results/<name>/fold0, or to a "
                                 "folder written by python -m faina.export")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    inventory = LabelInventory.load(meta["labels_inventory"])
-    model = build_model(OmegaConf.create(meta["model"]), OmegaConf.create(meta["encoder"]), meta["level"],
-                        meta["labels"],
-                        meta["num_views"], inventory)
-    model.load_state_dict(load_file(str(weights)))
+    top, named, encoder_block = read_fold_model_file(meta_path, trust_remote_code)
+    inventory = LabelInventory.load(top.labels_inventory)
+    check_labels(top.labels, top.grain, inventory, meta_path, FOLD_FIX)
+    tensor_shapes(weights, FOLD_FIX)  # a file that is not safetensors is refused before the encoder loads
+    encoder = ChunkedEncoder(name_or_path=encoder_block.name_or_path, max_length=encoder_block.max_length,
+                             dropout=named.dropout, trust_remote_code=encoder_block.trust_remote_code,
+                             name=encoder_block.name)
+    model = build_named_model(named, encoder, top.num_views, top.labels,
+                              LEVELS[top.level].metric(inventory, top.num_views), path=meta_path)
+    load_weights(weights, model, FOLD_FIX)
     model.eval()
+    meta = fold_model_json(top.task, top.level, top.grain, top.labels, top.num_views, top.labels_inventory, named,
+                           encoder_block.model_dump())
     return model, meta

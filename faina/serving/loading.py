@@ -65,20 +65,21 @@ def fold_dirs(results_dir: Path) -> list[Path]:
     return [found[k] for k in wanted]
 
 
-def load_predictor(path: str | Path):
+def load_predictor(path: str | Path, trust_remote_code: bool = False):
     """``(model, meta)`` for a fold/model folder, or for the ensemble of every fold of a results folder.
 
     ``meta`` is the model's ``model.json`` content; for an ensemble it is the first fold's, plus
-    ``"ensemble": [fold folders]``.
+    ``"ensemble": [fold folders]``. ``trust_remote_code``: the caller's consent to an encoder with custom code
+    (a saved file cannot give it).
     """
     path = Path(path)
     if not path.is_dir():
         raise UserError("no such folder", path=path,
                         fix="point to results/<name> of a finished run, or to one of its fold folders")
     if is_model_dir(path):
-        return load_exported(path)
+        return load_exported(path, trust_remote_code)
     folders = fold_dirs(path)
-    loaded = [load_exported(folder) for folder in folders]
+    loaded = [load_exported(folder, trust_remote_code) for folder in folders]
     meta = dict(loaded[0][1])
     for folder, (_, other) in zip(folders[1:], loaded[1:]):
         differs = [key for key in SHARED_META if other.get(key) != meta.get(key)]

@@ -9,8 +9,9 @@ Layout (written by ``python -m faina.export``, read by ``FallacyTagger.load`` an
                         in model.safetensors), so the encoder is rebuilt from the folder alone
     README.md           the model card (faina.serving.model_card)
 
-The architecture is looked up in ``ARCHITECTURES`` (a fixed list of this project's models), never imported
-from a name in the file: a model folder from someone else cannot make the loader run arbitrary code.
+The architecture is looked up in ``models.registry.ARCHITECTURES`` (a fixed list of this project's models), never
+imported from a name in the file, and every field of config.json is checked first (``faina.serving.saved_files``):
+a model folder from someone else cannot make the loader run code, and a wrong one ends in one message.
 """
 from __future__ import annotations
 
@@ -19,8 +20,7 @@ from pathlib import Path
 
 import torch
 import yaml
-from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
 from common.errors import UserError
 from common.io import atomic_write_json, atomic_write_text
@@ -32,7 +32,7 @@ CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 LABELS_FILE = "labels.yaml"
 ENCODER_DIR = "encoder"
-ARCHITECTURES = {"MVML": "models.mvml.MVML", "MVMD": "models.mvmd.MVMD"}
+ARCHITECTURES = ("MVML", "MVMD")  # the names of models.registry.ARCHITECTURES that an export may hold
 # module arguments that only matter while training (Hydra partials, not JSON)
 TRAINING_ONLY = ("_target_", "optimizer", "scheduler")
 
@@ -112,61 +112,40 @@ def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None 
 
 
 def read_config(folder: str | Path) -> dict:
-    folder = Path(folder)
-    path = folder / CONFIG_FILE
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise UserError(f"cannot read the model config ({err})", path=path,
-                        fix="export the model again with python -m faina.export") from None
-    if not isinstance(config, dict) or config.get("format") != FORMAT:
-        raise UserError(f"not a Faina model folder (config.json has no \"format\": \"{FORMAT}\")", path=path,
-                        fix="point to a folder written by python -m faina.export, or to a fold folder of a run")
-    if config.get("format_version", 0) > FORMAT_VERSION:
-        raise UserError(f"model folder format {config['format_version']} is newer than this code reads "
-                        f"({FORMAT_VERSION})", path=path, fix="update the fallacy-framework package")
-    return config
+    """``config.json`` of the folder, checked field by field (see ``faina.serving.saved_files``)."""
+    from faina.serving.saved_files import read_folder_config
+
+    return read_folder_config(Path(folder) / CONFIG_FILE).model_dump()
 
 
 def load_model_folder(folder: str | Path, device: str | torch.device = "cpu"):
     """``(model, meta)`` from a self-contained folder; ``meta`` has the keys of a fold's model.json."""
-    from hydra.utils import get_class
-
+    from faina.serving.saved_files import FOLDER_FIX, check_folder_model, check_labels, read_folder_config
     from models.encoder import ChunkedEncoder
+    from models.saved_model import build_model
+    from models.weights_file import load_weights, tensor_shapes
 
     folder = Path(folder)
-    config = read_config(folder)
-    for name in (WEIGHTS_FILE, LABELS_FILE, f"{ENCODER_DIR}/config.json"):
+    config = read_folder_config(folder / CONFIG_FILE)
+    encoder_path = folder / config.encoder.path
+    for name in (WEIGHTS_FILE, LABELS_FILE, f"{config.encoder.path}/config.json"):
         if not (folder / name).is_file():
-            raise UserError(f"the model folder lacks {name}", path=folder / name,
-                            fix="export the model again with python -m faina.export")
-    architecture = config.get("architecture")
-    if architecture not in ARCHITECTURES:
-        raise UserError(f"unknown architecture {architecture!r}", path=folder / CONFIG_FILE,
-                        fix=f"this code loads {sorted(ARCHITECTURES)}")
-    encoder_cfg = config["encoder"]
-    encoder = ChunkedEncoder(name_or_path=str(folder / encoder_cfg.get("path", ENCODER_DIR)),
-                             max_length=encoder_cfg["max_length"], dropout=config.get("dropout", 0.2),
-                             name=encoder_cfg.get("name"), pretrained_weights=False)
-    model = get_class(ARCHITECTURES[architecture])(encoder=encoder, num_views=config["num_views"],
-                                                   labels=list(config["labels"]), **config.get("module", {}))
-    try:
-        state = load_file(str(folder / WEIGHTS_FILE), device=str(device))
-    except (SafetensorError, OSError) as err:
-        raise UserError(f"cannot read the weights ({err})", path=folder / WEIGHTS_FILE,
-                        fix="export the model again with python -m faina.export") from None
-    try:
-        model.load_state_dict(state)
-    except RuntimeError as err:
-        first = str(err).strip().splitlines()[0]
-        raise UserError(f"the weights do not fit the model described by config.json ({first})",
-                        path=folder / WEIGHTS_FILE, fix="export the model again with python -m faina.export") from None
+            raise UserError(f"the model folder lacks {name}", path=folder / name, fix=FOLDER_FIX)
+    named = check_folder_model(config, folder / CONFIG_FILE)
+    inventory = LabelInventory.load(folder / LABELS_FILE)
+    check_labels(config.labels, config.grain, inventory, folder / CONFIG_FILE, FOLDER_FIX)
+    tensor_shapes(folder / WEIGHTS_FILE, FOLDER_FIX)  # not safetensors: refused before the encoder is built
+    encoder = ChunkedEncoder(name_or_path=str(encoder_path), max_length=config.encoder.max_length,
+                             dropout=config.dropout, name=config.encoder.name, pretrained_weights=False)
+    model = build_model(named, encoder, config.num_views, config.labels, path=folder / CONFIG_FILE)
+    load_weights(folder / WEIGHTS_FILE, model, FOLDER_FIX, device)
     model.to(device).eval()
-    meta = {"task": config["task"], "level": config["level"], "grain": config["grain"],
-            "labels": list(config["labels"]), "num_views": config["num_views"],
+    meta = {"task": config.task, "level": config.level, "grain": config.grain,
+            "labels": list(config.labels), "num_views": config.num_views,
             "labels_inventory": str(folder / LABELS_FILE),
-            "model": {"module": config.get("module", {}), "dropout": config.get("dropout", 0.2)},
-            "encoder": {"name": encoder_cfg.get("name"), "name_or_path": str(folder / encoder_cfg.get("path", ENCODER_DIR)),
-                        "max_length": encoder_cfg["max_length"], "trust_remote_code": False},
-            "thresholds": config.get("thresholds", {}), "folder": str(folder)}
+            "model": {"architecture": config.architecture, "module": named.module.model_dump(),
+                      "dropout": config.dropout},
+            "encoder": {"name": config.encoder.name, "name_or_path": str(encoder_path),
+                        "max_length": config.encoder.max_length, "trust_remote_code": False},
+            "thresholds": config.thresholds, "folder": str(folder)}
     return model, meta

@@ -19,8 +19,9 @@ from faina.serving.fold_model import load_tokenizer
 from faina.serving.loading import load_predictor
 
 
-def predict_file(model_dir: str, input_path: str, output_path: str, batch_size: int = 32) -> str:
-    model, meta = load_predictor(model_dir)
+def predict_file(model_dir: str, input_path: str, output_path: str, batch_size: int = 32,
+                 trust_remote_code: bool = False) -> str:
+    model, meta = load_predictor(model_dir, trust_remote_code)
     level = LEVELS[meta["level"]]
     if not input_path.endswith(f".{level.file_ext}"):
         raise UserError(f"a {meta['level']}-level model reads .{level.file_ext} files", path=input_path,

@@ -9,21 +9,19 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from common.errors import UserError
-from common.io import atomic_write_json, atomic_write_text
+from common.io import atomic_write_text
 from metrics.missci_classification import classification_metrics
 from metrics.missci_premise import PremiseMetricConfig
 from missci.dataset.prediction_file import FallacyPrediction, RankedPremise, read_predictions, write_predictions
 from missci.dataset.reader import Argument, iter_fallacies
+from missci.lora.bundle import BUNDLE_FILE, read_bundle, write_bundle  # noqa: F401  (the bundle's API, re-exported)
 from missci.lora.sft_data import SftExample, classification_examples, reconstruction_examples
 from missci.prompting.answer_parser import parse_output
 from missci.prompting.prompts import PromptOptions, classification_prompt, reconstruction_prompt
-from models.llm.backends import BACKENDS, Decoding, GenerationBackend, TransformersBackend, build_backend
+from models.llm.backends import Decoding, GenerationBackend, TransformersBackend
 from models.llm.generation import DEFAULT_CANDIDATE_BATCH_SIZE
 
 log = logging.getLogger(__name__)
-
-
-BUNDLE_FILE = "missci_lora.json"
 
 
 @dataclass
@@ -167,36 +165,18 @@ CLASSIFICATION = LoraTask("missci-cls", classification_examples, predict_classes
 TASKS = {task.name: task for task in (RECONSTRUCTION, CLASSIFICATION)}
 
 
-def write_bundle(directory: str | Path, *, task: str, llm: dict, prompt: dict, chat: ChatSettings,
-                 candidates: CandidateSettings, lora: dict, trained_on: Sequence[str], fold: int | None) -> Path:
-    return atomic_write_json(Path(directory) / BUNDLE_FILE, {
-        "task": task, "llm": llm, "prompt": prompt, "chat": dataclasses.asdict(chat),
-        "candidates": dataclasses.asdict(candidates), "lora": lora, "fold": fold,
-        "trained_on_arguments": sorted(trained_on)})
-
-
-def read_bundle(directory: str | Path) -> dict:
-    path = Path(directory) / BUNDLE_FILE
-    if not path.is_file():
-        raise UserError(f"{BUNDLE_FILE} is missing, so the base model and prompt settings are unknown.",
-                        path=path.parent, fix="pass a fold<k>/adapter folder written by `python train.py "
-                                              "task=missci-gen mode=finetune` (or missci-cls).")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise UserError(f"not valid JSON ({err.msg}).", path=path, line=err.lineno,
-                        fix="re-run the fine-tuning fold that wrote it.") from None
-
-
 def load_tuned_backend(directory: str | Path, merge: bool = False, device: str | None = None,
-                       backend: str | None = None) -> tuple[GenerationBackend, dict]:
+                       backend: str | None = None, trust_remote_code: bool = False) -> tuple[GenerationBackend, dict]:
     """``(backend, bundle)``: the bundle's base model with the adapter attached (or merged), served by the
-    bundle's ``llm.backend`` or the named one of ``BACKENDS``."""
-    bundle = read_bundle(directory)
-    llm = dict(bundle["llm"])
-    if backend is not None:
-        llm["backend"] = BACKENDS[backend]
-    engine = build_backend(llm, adapter=str(directory), **({"device": device} if device else {}))
+    bundle's backend or the one named by the user (``--backend``). The bundle is checked first
+    (``missci.lora.bundle``); its names map through ``models.llm.backend_registry``, nothing in it is imported."""
+    from models.llm.backends import spec_from_config
+    from models.llm.saved_llm import backend_of, check_llm_block
+
+    bundle = read_bundle(directory, trust_remote_code)
+    llm = check_llm_block(bundle["llm"], Path(directory) / BUNDLE_FILE, trust_remote_code)
+    spec = spec_from_config({**llm.spec, **({"device": device} if device else {})})
+    engine = backend_of(llm, backend)(spec=spec, adapter=str(directory))
     if merge:
         engine.merge_adapter()
     return engine, bundle

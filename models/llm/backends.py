@@ -129,7 +129,8 @@ def backend_factory(llm: dict) -> Callable[..., GenerationBackend]:
         raise UserError(f"llm.backend is {node!r}, not a backend config.",
                         fix="choose the config group on the command line: llm/backend=transformers or "
                             "llm/backend=vllm (a slash, not a dot).")
-    target = current_name(node["_target_"])  # LoRA bundles of earlier releases name the factories by their old module paths
+    # conf/ only: a saved LoRA bundle names its backend and is read through models.llm.saved_llm, never here
+    target = current_name(node["_target_"])
     return instantiate({**node, "_target_": target, "_partial_": True})
 
 
