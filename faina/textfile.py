@@ -12,7 +12,7 @@ def read_lines(path: str | Path) -> list[str]:
     if not path.is_file():
         raise UserError("file not found", path=path, fix="check the path (data paths are set with data.*_path=...)")
     data = path.read_bytes()
-    if not data.strip():
+    if not data.removeprefix(b"\xef\xbb\xbf").strip():  # a byte-order mark alone is an empty file too
         raise UserError("the file is empty", path=path, fix="point to a Faina-format file with at least one post")
     try:
         text = data.decode("utf-8")
