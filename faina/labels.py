@@ -20,8 +20,9 @@ DEFAULT_LABELS_FILE = Path(str(resources.files("faina") / "faina_labels.yaml"))
 
 
 def _is_label(name) -> bool:
-    """A label is a file cell: a non-empty string without whitespace or the ``|`` that joins labels."""
-    return isinstance(name, str) and name != "" and "|" not in name and not any(c.isspace() for c in name)
+    """A label is part of a file cell: a string with text, without the ``|`` that joins labels or a line/tab break
+    (spaces are fine: a Hugging Face dataset's class names may have them)."""
+    return isinstance(name, str) and name.strip() != "" and not set(name) & set("|\t\n\r\x00")
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -76,7 +77,7 @@ class LabelInventory:
         for label in [*fine_map, *coarse_spec]:
             if not _is_label(label):
                 raise bad(f"{str(label)[:40]!r} is not a label name",
-                          fix="label names are non-empty strings without spaces, tabs or | (they are file cells)")
+                          fix="label names are non-empty strings without |, tabs or line breaks (they are file cells)")
         if not fine_map:
             raise bad("`fine` holds no labels")
         if len(set(coarse_spec)) != len(coarse_spec) or set(coarse_spec) & set(fine_map):

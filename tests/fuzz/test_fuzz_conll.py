@@ -33,7 +33,7 @@ def assert_lossless(corpus, text: str) -> None:
         assert written == original
 
 
-@fuzz_settings(600)
+@fuzz_settings(390)
 @given(conll_files())
 def test_valid_files_round_trip_byte_for_byte(drawn):
     text, posts, num_views = drawn
@@ -43,7 +43,7 @@ def test_valid_files_round_trip_byte_for_byte(drawn):
     assert format_conll(corpus).encode("utf-8") == text.encode("utf-8")
 
 
-@fuzz_settings(300)
+@fuzz_settings(200)
 @given(conll_files(), st.data())
 def test_spoiled_bytes_end_in_one_user_error(drawn, data):
     text, posts, _ = drawn
@@ -136,7 +136,7 @@ def structurally_spoiled(draw, drawn) -> tuple[str, str]:
     return expect, "\n".join(lines)
 
 
-@fuzz_settings(500)
+@fuzz_settings(320)
 @given(conll_files(), st.data())
 def test_structural_corruptions_end_in_one_user_error(drawn, data):
     posts = drawn[1]

@@ -31,7 +31,7 @@ def assert_every_line_read(arguments, data: bytes) -> None:
     assert arguments == [expected_argument(json.loads(line)) for line in lines]
 
 
-@fuzz_settings(400)
+@fuzz_settings(260)
 @given(missci_files(), st.booleans())
 def test_valid_files_read_to_their_arguments(objects, ensure_ascii):
     arguments, err = read(encode(objects, ensure_ascii))
@@ -39,7 +39,7 @@ def test_valid_files_read_to_their_arguments(objects, ensure_ascii):
     assert arguments == [expected_argument(obj) for obj in objects]
 
 
-@fuzz_settings(300)
+@fuzz_settings(200)
 @given(missci_files(), st.data())
 def test_spoiled_bytes_end_in_one_user_error(objects, data):
     for _ in range(4):
@@ -54,7 +54,7 @@ def test_spoiled_bytes_end_in_one_user_error(objects, data):
             assert_every_line_read(arguments, spoiled)
 
 
-@fuzz_settings(400)
+@fuzz_settings(260)
 @given(missci_files(), st.data())
 def test_wrong_values_end_in_one_user_error(objects, data):
     """A value replaced by junk or a key deleted: an error, or (when still valid) every field as written."""
@@ -74,7 +74,7 @@ def test_wrong_values_end_in_one_user_error(objects, data):
                 raise AssertionError(f"accepted a line whose {path} is {junk!r} (deleted: {delete})") from None
 
 
-@fuzz_settings(150)
+@fuzz_settings(100)
 @given(missci_files(), st.data())
 def test_duplicate_ids_and_junk_lines_end_in_one_user_error(objects, data):
     lines = encode(objects).decode("utf-8").split("\n")[:-1]

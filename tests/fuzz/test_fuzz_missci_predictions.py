@@ -56,7 +56,7 @@ def assert_every_field_kept(predictions, data: bytes) -> None:
         assert json.dumps(obj, sort_keys=True) == canonical(again)
 
 
-@fuzz_settings(600)
+@fuzz_settings(390)
 @given(prediction_lists())
 def test_written_files_round_trip_byte_for_byte(predictions):
     data = written(predictions)
@@ -66,7 +66,7 @@ def test_written_files_round_trip_byte_for_byte(predictions):
     assert written(result) == data
 
 
-@fuzz_settings(250)
+@fuzz_settings(160)
 @given(prediction_lists(), st.data())
 def test_spoiled_bytes_end_in_one_user_error(predictions, data):
     for _ in range(4):
@@ -82,7 +82,7 @@ def test_spoiled_bytes_end_in_one_user_error(predictions, data):
             assert_every_field_kept(result, spoiled)
 
 
-@fuzz_settings(400)
+@fuzz_settings(260)
 @given(prediction_lists(), st.data())
 def test_wrong_values_end_in_one_user_error(predictions, data):
     objects = [json.loads(line) for line in written(predictions).decode("utf-8").split("\n")[:-1]]
@@ -98,7 +98,7 @@ def test_wrong_values_end_in_one_user_error(predictions, data):
             assert_every_field_kept(result, raw)
 
 
-@fuzz_settings(150)
+@fuzz_settings(100)
 @given(prediction_lists(), st.data())
 def test_duplicates_and_junk_lines_end_in_one_user_error(predictions, data):
     lines = written(predictions).decode("utf-8").split("\n")[:-1]

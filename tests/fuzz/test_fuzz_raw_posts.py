@@ -43,7 +43,7 @@ def jsonl_files(draw) -> tuple[str, list[str]]:
     return "\n".join(lines) + "\n", posts
 
 
-@fuzz_settings(700)
+@fuzz_settings(460)
 @given(st.one_of(txt_files().map(lambda d: (".txt", *d)), jsonl_files().map(lambda d: (".jsonl", *d))))
 def test_valid_files_read_to_their_posts(drawn):
     suffix, text, posts = drawn
@@ -52,7 +52,7 @@ def test_valid_files_read_to_their_posts(drawn):
     assert result == posts
 
 
-@fuzz_settings(300)
+@fuzz_settings(200)
 @given(st.one_of(txt_files().map(lambda d: (".txt", *d)), jsonl_files().map(lambda d: (".jsonl", *d))), st.data())
 def test_spoiled_bytes_end_in_one_user_error(drawn, data):
     suffix, text, posts = drawn
@@ -73,7 +73,7 @@ JUNK_LINES = ("NaN", "Infinity", "-Infinity", "null", "true", "1e999", "[]", "{}
               '{"text": "a",}', nested_junk(20_000), nested_junk(1_500), '{"text": ' * 3000)
 
 
-@fuzz_settings(300)
+@fuzz_settings(200)
 @given(jsonl_files(), st.data())
 def test_junk_json_lines_end_in_one_user_error(drawn, data):
     text, posts = drawn

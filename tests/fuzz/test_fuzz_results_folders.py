@@ -74,7 +74,7 @@ def expected_metrics(files) -> list[dict]:
     return rows
 
 
-@fuzz_settings(400)
+@fuzz_settings(260)
 @given(results_folders())
 def test_valid_folders_read_to_their_numbers(files):
     rows, err = read_report(write_folder(files))
@@ -82,7 +82,7 @@ def test_valid_folders_read_to_their_numbers(files):
     assert [row.metrics for row in rows] == expected_metrics(files)
 
 
-@fuzz_settings(400)
+@fuzz_settings(260)
 @given(results_folders(), st.data())
 def test_junk_in_any_results_file_ends_in_one_user_error(files, data):
     for _ in range(3):
@@ -96,7 +96,7 @@ def test_junk_in_any_results_file_ends_in_one_user_error(files, data):
             assert [row.metrics for row in rows] == expected_metrics(spoiled)
 
 
-@fuzz_settings(200)
+@fuzz_settings(130)
 @given(results_folders(), st.data())
 def test_broken_bytes_in_any_results_file_end_in_one_user_error(files, data):
     for _ in range(3):
@@ -107,7 +107,7 @@ def test_broken_bytes_in_any_results_file_end_in_one_user_error(files, data):
             assert err is None, err
 
 
-@fuzz_settings(300)
+@fuzz_settings(200)
 @given(st.integers(0, 9), METRICS, st.data())
 def test_a_damaged_fold_metrics_file_means_running_the_fold_again(index, metrics, data):
     result = {"fold": index, **metrics}

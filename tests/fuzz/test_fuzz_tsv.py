@@ -27,7 +27,7 @@ def assert_lossless(corpus, text: str) -> None:
     assert format_post_tsv(corpus).split("\n")[:-1] == lines
 
 
-@fuzz_settings(800)
+@fuzz_settings(520)
 @given(tsv_files())
 def test_valid_files_round_trip_byte_for_byte(drawn):
     text, rows, num_views = drawn
@@ -37,7 +37,7 @@ def test_valid_files_round_trip_byte_for_byte(drawn):
     assert format_post_tsv(corpus).encode("utf-8") == text.encode("utf-8")
 
 
-@fuzz_settings(300)
+@fuzz_settings(200)
 @given(tsv_files(), st.data())
 def test_spoiled_bytes_end_in_one_user_error(drawn, data):
     text, rows, _ = drawn
@@ -97,7 +97,7 @@ def structurally_spoiled(draw, drawn) -> tuple[str, str]:
     return expect, "\n".join(lines) + "\n"
 
 
-@fuzz_settings(400)
+@fuzz_settings(260)
 @given(tsv_files(), st.data())
 def test_structural_corruptions_end_in_one_user_error(drawn, data):
     for _ in range(4):
