@@ -118,7 +118,7 @@ class LabelInventory:
             raise UserError("label inventory file not found", path=path,
                             fix="set data.labels to `faina` or to an existing YAML file like faina/faina_labels.yaml")
         try:
-            spec = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+            spec = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # a SafeLoader subclass
         except UnicodeDecodeError as err:
             raise UserError(f"not UTF-8 (byte at offset {err.start})", path=path,
                             fix="re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`") from None

@@ -6,9 +6,9 @@ tests can check both directions: read(text) == records and write(read(text)) == 
 from __future__ import annotations
 
 from hypothesis import strategies as st
+from strategies import INVENTORY, without_same_label_overlap
 
 from faina.records import Post, PostRow, Span
-from strategies import INVENTORY, without_same_label_overlap
 
 # characters a header value or post text may hold: everything but the line breaks the format splits on
 # (and NUL, which no text file holds); tabs, emojis and Unicode line separators are legal in a header. A fixed
@@ -28,8 +28,8 @@ def cells_of(spans_per_view, num_tokens: int) -> list[list[str]]:
     for t in range(1, num_tokens + 1):
         row = []
         for spans in spans_per_view:
-            tags = sorted(((s.label, ("B-" if t == s.first else "I-") + s.label) for s in spans
-                           if s.first <= t <= s.last))
+            tags = sorted((s.label, ("B-" if t == s.first else "I-") + s.label) for s in spans
+                           if s.first <= t <= s.last)
             row.append("|".join(tag for _, tag in tags) or "O")
         rows.append(row)
     return rows

@@ -6,9 +6,9 @@ defaults of optional fields; a reader that accepts a line must return exactly th
 """
 from __future__ import annotations
 
+from fuzz.faina_files import TOKEN_ALPHABET
 from hypothesis import strategies as st
 
-from fuzz.faina_files import TOKEN_ALPHABET
 from missci.classes import CLASS_NAMES
 from missci.data import Argument, Fallacy, InterchangeableFallacy
 
@@ -49,7 +49,8 @@ def expected_argument(obj: dict) -> Argument:
     body = obj["argument"]
     fallacies = tuple(
         Fallacy(f["id"], f["fallacy_context"], f.get("consolidation_comment") or "",
-                tuple(InterchangeableFallacy(a["id"], a["premise"], a["class"]) for a in f["interchangeable_fallacies"]))
+                tuple(InterchangeableFallacy(a["id"], a["premise"], a["class"])
+                      for a in f["interchangeable_fallacies"]))
         for f in body["fallacies"])
     study = obj.get("study") or {}
     return Argument(obj["id"], body["claim"], body["accurate_premise_p0"]["premise"],

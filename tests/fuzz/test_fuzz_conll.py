@@ -2,13 +2,21 @@
 spoiled ones end in one ``UserError`` or, when the spoiling left a valid file, read without losing a line."""
 from __future__ import annotations
 
+from fuzz.faina_files import conll_files
+from fuzz.support import (
+    BOM,
+    MUST_FAIL,
+    fuzz_settings,
+    outcome,
+    scratch_file,
+    spoiled_bytes,
+    tried,
+)
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import INVENTORY
 
 from faina.conll import format_conll, read_conll
-from fuzz.faina_files import conll_files
-from fuzz.support import BOM, MUST_FAIL, fuzz_settings, outcome, scratch_file, spoiled_bytes, tried
-from strategies import INVENTORY
 
 READER = "faina.conll.read_conll"
 

@@ -4,12 +4,19 @@ given twice, cycles, label names that cannot be file cells and broken bytes end 
 from __future__ import annotations
 
 import yaml
+from fuzz.missci_files import json_paths, replaced
+from fuzz.support import (
+    fuzz_settings,
+    json_junk,
+    outcome,
+    scratch_file,
+    spoiled_bytes,
+    tried,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
 from faina.labels import LabelInventory
-from fuzz.missci_files import json_paths, replaced
-from fuzz.support import MUST_FAIL, fuzz_settings, json_junk, outcome, scratch_file, spoiled_bytes, tried
 
 READER = "faina.labels.LabelInventory.load"
 label_names = st.text(st.sampled_from("abcXYZ-_éИ0"), min_size=1, max_size=8)

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import json
 
+from fuzz.missci_files import expected_argument, json_paths, missci_files, replaced
+from fuzz.support import (
+    MUST_FAIL,
+    fuzz_settings,
+    json_junk,
+    nested_junk,
+    outcome,
+    scratch_file,
+    spoiled_bytes,
+    tried,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzz.missci_files import expected_argument, json_paths, missci_files, replaced
-from fuzz.support import MUST_FAIL, fuzz_settings, json_junk, nested_junk, outcome, scratch_file, spoiled_bytes, \
-    tried
 from missci.data import read_arguments
 
 READER = "missci.data.read_arguments"

@@ -5,14 +5,27 @@ from __future__ import annotations
 
 import json
 
+from fuzz.missci_files import ids, json_paths, replaced, texts
+from fuzz.support import (
+    MUST_FAIL,
+    fuzz_settings,
+    json_junk,
+    nested_junk,
+    outcome,
+    scratch_file,
+    spoiled_bytes,
+    tried,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzz.missci_files import ids, json_paths, replaced, texts
-from fuzz.support import MUST_FAIL, fuzz_settings, json_junk, nested_junk, outcome, scratch_file, spoiled_bytes, \
-    tried
 from missci.classes import CLASS_NAMES, OTHER
-from missci.predictions import FallacyPrediction, RankedPremise, read_predictions, write_predictions
+from missci.predictions import (
+    FallacyPrediction,
+    RankedPremise,
+    read_predictions,
+    write_predictions,
+)
 
 READER = "missci.predictions.read_predictions"
 CLASSES = st.sampled_from((*CLASS_NAMES, OTHER))

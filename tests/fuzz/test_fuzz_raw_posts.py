@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import json
 
+from fuzz.faina_files import TOKEN_ALPHABET
+from fuzz.support import (
+    MUST_FAIL,
+    fuzz_settings,
+    json_junk,
+    nested_junk,
+    outcome,
+    scratch_file,
+    spoiled_bytes,
+    tried,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
 from faina.tag import read_posts
-from fuzz.faina_files import TOKEN_ALPHABET
-from fuzz.support import MUST_FAIL, fuzz_settings, json_junk, nested_junk, outcome, scratch_file, spoiled_bytes, \
-    tried
 
 READER = "faina.tag.read_posts"
 # a post is any text with something besides whitespace; in a .txt file it cannot hold a line break

@@ -9,12 +9,21 @@ import json
 import math
 import shutil
 
+from fuzz.missci_files import json_paths, replaced
+from fuzz.support import (
+    SCRATCH,
+    fuzz_settings,
+    json_junk,
+    nested_junk,
+    outcome,
+    scratch_file,
+    spoiled_bytes,
+    tried,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
 from common.experiments import read_finished_fold
-from fuzz.missci_files import json_paths, replaced
-from fuzz.support import SCRATCH, fuzz_settings, json_junk, nested_junk, outcome, scratch_file, spoiled_bytes, tried
 from missci.report import COLUMNS, load_rows
 
 REPORT = "missci.report.load_rows"
@@ -124,7 +133,7 @@ def test_a_damaged_fold_metrics_file_means_running_the_fold_again(index, metrics
             raw = data.draw(spoiled_bytes(json.dumps(result).encode("utf-8")))[1]
         file = scratch_file("fold/metrics.json", raw)
         tried(FOLD)
-        finished, err = outcome(lambda: read_finished_fold(file, index))
+        finished, err = outcome(lambda file=file: read_finished_fold(file, index))
         assert err is None
         if choice == "valid":
             assert finished == result

@@ -3,13 +3,21 @@
 ``UserError`` or, when still valid, read back to the same bytes."""
 from __future__ import annotations
 
+from fuzz.faina_files import tsv_files
+from fuzz.support import (
+    BOM,
+    MUST_FAIL,
+    fuzz_settings,
+    outcome,
+    scratch_file,
+    spoiled_bytes,
+    tried,
+)
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import INVENTORY
 
 from faina.tsv import format_post_tsv, read_post_tsv
-from fuzz.faina_files import tsv_files
-from fuzz.support import BOM, MUST_FAIL, fuzz_settings, outcome, scratch_file, spoiled_bytes, tried
-from strategies import INVENTORY
 
 READER = "faina.tsv.read_post_tsv"
 
