@@ -63,8 +63,8 @@ def read_finished_fold(path: Path, index: int) -> dict | None:
         if not isinstance(result, dict) or result.get("fold") != index:
             raise ValueError(f"it does not hold the results of fold {index}")
         return result
-    except (ValueError, UnicodeDecodeError) as err:
-        reason = str(err).splitlines()[0]
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:  # RecursionError: absurdly nested JSON
+        reason = (str(err).splitlines() or [type(err).__name__])[0]
         log.warning("fold %d: %s is damaged (%s); deleting it and running the fold again", index, path, reason)
         if rank_zero_only.rank == 0:
             path.unlink()

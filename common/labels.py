@@ -16,6 +16,30 @@ import yaml
 from common.errors import UserError
 
 
+def _is_label(name) -> bool:
+    """A label is part of a file cell: a string with text, without the ``|`` that joins labels or a line/tab break
+    (spaces are fine: a Hugging Face dataset's class names may have them)."""
+    return isinstance(name, str) and name.strip() != "" and not set(name) & set("|\t\n\r\x00")
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last one silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        keys = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                seen = key in keys
+            except TypeError:  # an unhashable key: SafeLoader reports it in its own words below
+                break
+            if seen:
+                raise yaml.constructor.ConstructorError(None, None, f"the key {key!r} appears twice",
+                                                        key_node.start_mark)
+            keys.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 @dataclass(frozen=True)
 class LabelInventory:
     """Fine labels (file strings, sorted), their short ids, direct parents and the coarse roots."""
@@ -29,26 +53,53 @@ class LabelInventory:
 
     @classmethod
     def from_dict(cls, spec: dict, source: str = "<dict>") -> "LabelInventory":
-        try:
-            fine_spec = spec["fine"]
-            coarse = tuple(sorted(spec.get("coarse", [])))
-            parents_spec = spec.get("parents", {}) or {}
-        except (KeyError, TypeError) as err:
-            raise UserError(f"label inventory lacks the key {err}", path=source,
-                            fix="give `fine` (label: short id) and optionally `parents` and `coarse`") from None
-        fine_map = dict(fine_spec) if isinstance(fine_spec, dict) else {lab: lab for lab in fine_spec}
+        def bad(problem: str, fix: str = "give `fine` (label: short id, or a list of labels) and optionally "
+                                         "`parents` (label: [parent, ...]) and `coarse` (a list of labels)"):
+            return UserError(problem, path=source, fix=fix)
+
+        if not isinstance(spec, dict) or "fine" not in spec:
+            raise bad("label inventory lacks the key 'fine'")
+        fine_spec, coarse_spec = spec["fine"], spec.get("coarse") or []
+        parents_spec = spec.get("parents") or {}
+        if isinstance(fine_spec, dict):
+            fine_map = fine_spec
+        elif isinstance(fine_spec, list):
+            fine_map = {lab: lab for lab in fine_spec if _is_label(lab)}
+            if len(fine_map) != len(fine_spec):
+                raise bad("`fine` lists a label twice or an entry that is not a label name")
+        else:
+            raise bad(f"`fine` must be a mapping or a list, not {type(fine_spec).__name__}")
+        if not isinstance(coarse_spec, list) or not isinstance(parents_spec, dict):
+            raise bad("`coarse` must be a list and `parents` a mapping")
+        for label in [*fine_map, *coarse_spec]:
+            if not _is_label(label):
+                raise bad(f"{str(label)[:40]!r} is not a label name",
+                          fix="label names are non-empty strings without |, tabs or line breaks (they are file cells)")
+        if not fine_map:
+            raise bad("`fine` holds no labels")
+        if len(set(coarse_spec)) != len(coarse_spec) or set(coarse_spec) & set(fine_map):
+            raise bad("a coarse label is listed twice or is also a fine label")
+        for label, short in fine_map.items():
+            if not isinstance(short, (str, int)) or isinstance(short, bool):
+                raise bad(f"the short id of {label!r} must be a string")
         fine = tuple(sorted(fine_map))
+        coarse = tuple(sorted(coarse_spec))
         known = set(fine) | set(coarse)
         parents: dict[str, tuple[str, ...]] = {}
         for child, ps in parents_spec.items():
+            if not isinstance(ps, list):
+                raise bad(f"the parents of {str(child)[:40]!r} must be a list of labels")
             for name in [child, *ps]:
-                if name not in known:
+                if not isinstance(name, str) or name not in known:
                     raise UserError(f"taxonomy names the unknown label {name!r}", path=source,
                                     fix="list it under `fine` or `coarse`, or correct its spelling")
             parents[child] = tuple(ps)
         for label in fine:
             parents.setdefault(label, ())
-        inventory = cls(name=str(spec.get("name", Path(source).stem)), fine=fine,
+        name = spec.get("name")
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise bad("`name` must be a non-empty string")
+        inventory = cls(name=name or Path(source).stem, fine=fine,
                         short_ids={k: str(v) for k, v in fine_map.items()}, parents=parents,
                         coarse=coarse, source=source)
         inventory._check_acyclic()
@@ -62,10 +113,15 @@ class LabelInventory:
             raise UserError("label inventory file not found", path=path,
                             fix="give the path of an existing label inventory YAML (docs/faina-format.md describes the layout)")
         try:
-            # libyaml's safe loader when PyYAML has it (ten times faster; the same safe subset), else the Python one
-            spec = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            spec = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+        except UnicodeDecodeError as err:
+            raise UserError(f"not UTF-8 (byte at offset {err.start})", path=path,
+                            fix="re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`") from None
         except yaml.YAMLError as err:
             raise UserError(f"not valid YAML ({err})", path=path, fix="correct the YAML syntax") from None
+        except RecursionError:
+            raise UserError("not valid YAML (nested too deeply)", path=path, fix="see faina/faina_labels.yaml") \
+                from None
         if not isinstance(spec, dict):
             raise UserError("label inventory must be a mapping", path=path, fix="write `fine:`, `parents:` and `coarse:` keys (docs/faina-format.md)")
         return cls.from_dict(spec, source=str(path))

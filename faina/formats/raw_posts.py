@@ -19,7 +19,7 @@ def read_posts(path: str | Path) -> list[str]:
                 continue
             try:
                 value = json.loads(line)
-            except ValueError as err:
+            except (ValueError, RecursionError) as err:  # RecursionError: JSON nested thousands of levels deep
                 raise UserError(f"not valid JSON ({err})", path=path, line=number,
                                 fix='write one object per line, e.g. {"text": "..."}') from None
             text = value.get("text") if isinstance(value, dict) else value

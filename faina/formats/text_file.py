@@ -1,4 +1,4 @@
-"""Reading a data file as text with the checks every Faina reader shares (exists, UTF-8, not empty)."""
+"""Reading a data file as text with the checks every Faina reader shares (exists, UTF-8, no NUL, not empty)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +12,7 @@ def read_lines(path: str | Path) -> list[str]:
     if not path.is_file():
         raise UserError("file not found", path=path, fix="check the path (data paths are set with data.*_path=...)")
     data = path.read_bytes()
-    if not data.strip():
+    if not data.removeprefix(b"\xef\xbb\xbf").strip():  # a byte-order mark alone is an empty file too
         raise UserError("the file is empty", path=path, fix="point to a Faina-format file with at least one post")
     try:
         text = data.decode("utf-8")
@@ -20,6 +20,10 @@ def read_lines(path: str | Path) -> list[str]:
         line = data[: err.start].count(b"\n") + 1
         raise UserError(f"not UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})", path=path, line=line,
                         fix="re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`") from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise UserError("the file holds NUL bytes (UTF-16 or a binary file, not UTF-8 text)", path=path, line=line,
+                        fix="re-encode the file as UTF-8, e.g. `iconv -f utf-16 -t utf-8`")
     if "\r" in text:
         line = text[: text.index("\r")].count("\n") + 1
         raise UserError("Windows (CRLF) line endings", path=path, line=line,

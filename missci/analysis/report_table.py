@@ -1,13 +1,13 @@
 """One citable table of Missci runs: every results folder a row, the paper's published rows as reference lines."""
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from common.errors import UserError
+from common.json_files import read_json
 from missci.analysis.paper_figures import CITATION, RECONSTRUCTION, RECONSTRUCTION_NOTES
 
 MAX_K = 6
@@ -48,18 +48,35 @@ class Row:
 
 
 def _read_json(path: Path) -> dict:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise UserError(f"not valid JSON ({err.msg}).", path=path, line=err.lineno,
-                        fix="re-run the command that wrote it (see row.json) or remove the folder from the list.") \
-            from None
+    value = read_json(path, "re-run the command that wrote it (see row.json) or remove the folder from the list.")
     if not isinstance(value, dict):
         raise UserError("expected a JSON object.", path=path, fix="pass a results folder written by a Missci run.")
     return value
 
 
+def _mapping(obj: dict, key: str, path: Path) -> dict:
+    """``obj[key]`` when it is an object, ``{}`` when absent or null; anything else is a damaged file."""
+    value = obj.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UserError(f"field {key!r} must be a JSON object, not {type(value).__name__}.", path=path,
+                        fix="re-run the command that wrote it.")
+    return value
+
+
+def _count(obj: dict, key: str, path: Path) -> int | None:
+    value = obj.get(key)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise UserError(f"field {key!r} must be a count, not {str(value)[:40]!r}.", path=path,
+                        fix="re-run the command that wrote it.")
+    return value
+
+
 def _numbers(values: dict, path: Path) -> dict[str, float]:
+    if not isinstance(values, dict):
+        raise UserError("the scores must be a JSON object of metric: number.", path=path,
+                        fix="re-run the command that wrote it.")
     numbers = {}
     for key, value in values.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -85,17 +102,18 @@ def _lora_rows(directory: Path, path: Path) -> list[Row]:
         raise UserError("has no 'pooled' scores.", path=path,
                         fix="re-run the fine-tuning command: a finished run writes pooled scores.")
     rows = []
-    counts = result.get("evaluated") or {}
-    unavailable = result.get("unavailable") or {}
+    counts = _mapping(result, "evaluated", path)
+    unavailable = _mapping(result, "unavailable", path)
     for view in ("test", "all"):
         scores = pooled.get(view)
         if not scores:
             continue
         metrics = _numbers(scores, path)
-        count = counts.get(view) or {}
+        count = _mapping(counts, view, path)
         rows.append(Row(f"{directory.name} · pooled {view}", str(path), metrics,
                         _missing_reasons(metrics, unavailable, f"not computed by this run ({path.name})"),
-                        count.get("fallacies"), count.get("arguments"), models=result.get("models") or {}))
+                        _count(count, "fallacies", path), _count(count, "arguments", path),
+                        models=_mapping(result, "models", path)))
     if not rows:
         raise UserError("no fold has finished yet (pooled scores are empty).", path=path,
                         fix="let the run finish (a rerun of the same command resumes it).")
@@ -104,27 +122,30 @@ def _lora_rows(directory: Path, path: Path) -> list[Row]:
 
 def _zero_shot_row(directory: Path, path: Path) -> Row:
     result = _read_json(path)
-    metrics = _numbers(result.get("metrics") or {}, path)
-    counts = result.get("counts") or {}
+    metrics = _numbers(_mapping(result, "metrics", path), path)
+    counts = _mapping(result, "counts", path)
     return Row(directory.name, str(path), metrics,
-               _missing_reasons(metrics, result.get("unavailable") or {}, f"not computed by this run ({path.name})"),
-               counts.get("fallacies"), counts.get("arguments"), models=result.get("models") or {})
+               _missing_reasons(metrics, _mapping(result, "unavailable", path),
+                                f"not computed by this run ({path.name})"),
+               _count(counts, "fallacies", path), _count(counts, "arguments", path),
+               models=_mapping(result, "models", path))
 
 
 def _baseline_row(directory: Path, path: Path) -> Row:
     result = _read_json(path)
-    metrics = _numbers(result.get("mean") or {}, path)
-    seeds = ", ".join(result.get("seeds") or {})
-    counts = result.get("counts") or {}
+    metrics = _numbers(_mapping(result, "mean", path), path)
+    seeds = ", ".join(str(seed) for seed in _mapping(result, "seeds", path))
+    counts = _mapping(result, "counts", path)
     if result.get("kind") == "majority":
         name = f"{directory.name} (always {result.get('majority_class')}, the most frequent class of " \
                f"{result.get('majority_from')})"
     else:
         name = f"{directory.name} (mean of seeds {seeds})"
     return Row(name, str(path), metrics,
-               _missing_reasons(metrics, result.get("unavailable") or {},
+               _missing_reasons(metrics, _mapping(result, "unavailable", path),
                                 "a baseline predicts one class per R_i, so it has no rank k > 1"),
-               counts.get("fallacies"), counts.get("arguments"), models=result.get("models") or {})
+               _count(counts, "fallacies", path), _count(counts, "arguments", path),
+               models=_mapping(result, "models", path))
 
 
 def load_rows(directory: str | Path) -> list[Row]:
@@ -145,8 +166,13 @@ def load_rows(directory: str | Path) -> list[Row]:
     if not rows:
         raise UserError("holds no Missci results (results.json, metrics-<split>.json or baseline-<split>.json).",
                         path=directory, fix="pass the folder a run wrote under results/ (see docs/missci.md).")
+    command, seconds = made.get("command"), made.get("seconds")
+    if command is not None and not isinstance(command, str) or seconds is not None and (
+            isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < 10 ** 9):
+        raise UserError("'command' must be a string and 'seconds' a number of seconds.", path=directory / "row.json",
+                        fix="re-run scripts/timed_row.sh, or delete row.json.")
     for row in rows:
-        row.command, row.seconds = made.get("command"), made.get("seconds")
+        row.command, row.seconds = command, seconds
     return rows
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from common.errors import UserError
 from common.io import atomic_write_text
+from common.json_files import read_json_lines
 from metrics.missci_ranking import RankedRow
 from missci.dataset.classes import CLASS_NAMES, OTHER
 from missci.dataset.reader import Argument
@@ -58,31 +59,33 @@ def write_predictions(path: str | Path, predictions: list[FallacyPrediction]) ->
     return atomic_write_text(path, text)
 
 
+LINE_FIX = "see missci/dataset/prediction_file.py for the line format."
+
+
 def read_predictions(path: str | Path) -> list[FallacyPrediction]:
     path = Path(path)
-    if not path.is_file():
-        raise UserError("prediction file not found.", path=path, fix="pass the JSONL a zero-shot run wrote.")
-    result = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                result.append(_parse_line(line, path, number))
+    result, first_line = [], {}
+    for number, obj in read_json_lines(path, LINE_FIX, missing_fix="pass the JSONL a zero-shot run wrote."):
+        prediction = _from_json(obj, path, number)
+        if prediction.fallacy_id in first_line:  # two predictions for one R_i: which one to score is a guess
+            raise UserError(f"a second prediction for fallacy {prediction.fallacy_id!r} (first at line "
+                            f"{first_line[prediction.fallacy_id]}).", path=path, line=number,
+                            fix="keep one line per fallacious reasoning step R_i.")
+        first_line[prediction.fallacy_id] = number
+        result.append(prediction)
     return result
 
 
-def _parse_line(line: str, path: Path, number: int) -> FallacyPrediction:
+def _from_json(obj, path: Path, number: int) -> FallacyPrediction:
     def fail(problem: str):
-        raise UserError(problem, path=path, line=number,
-                        fix="see missci/dataset/prediction_file.py for the line format.")
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as err:
-        fail(f"not valid JSON ({err.msg}).")
+        raise UserError(problem, path=path, line=number, fix=LINE_FIX)
     if not isinstance(obj, dict):
         fail("a line must be a JSON object.")
     for key in ("argument_id", "fallacy_id", "predictions"):
         if key not in obj:
             fail(f"field {key!r} is missing.")
+        if key != "predictions" and (not isinstance(obj[key], str) or not obj[key].strip()):
+            fail(f"field {key!r} must be a non-empty string.")
     if not isinstance(obj["predictions"], list):
         fail("field 'predictions' must be a list.")
     ranked = []
@@ -93,12 +96,20 @@ def _parse_line(line: str, path: Path, number: int) -> FallacyPrediction:
         if item["class"] not in VALID_CLASSES:
             fail(f"field predictions[{i}].class {item['class']!r} is not one of the 9 classes or 'Other'.")
         ranked.append(RankedPremise(item["class"], item["premise"]))
+    raw_output, unparsed, reclassified = obj.get("raw_output"), obj.get("unparsed_lines", 0), obj.get("reclassified")
+    if raw_output is not None and not isinstance(raw_output, str):
+        fail("field 'raw_output' must be a string.")
+    if unparsed is None:
+        unparsed = 0
+    if isinstance(unparsed, bool) or not isinstance(unparsed, int) or unparsed < 0:
+        fail(f"field 'unparsed_lines' must be a count (a whole number >= 0), not {str(unparsed)[:40]!r}.")
+    if reclassified is not None and (not isinstance(reclassified, list)
+                                     or not all(isinstance(c, str) for c in reclassified)):
+        fail("field 'reclassified' must be a list of class names.")
     known = {"argument_id", "fallacy_id", "predictions", "raw_output", "unparsed_lines", "reclassified"}
-    return FallacyPrediction(argument_id=str(obj["argument_id"]), fallacy_id=str(obj["fallacy_id"]),
-                             predictions=ranked, raw_output=obj.get("raw_output"),
-                             unparsed_lines=int(obj.get("unparsed_lines", 0) or 0),
-                             reclassified=obj.get("reclassified"),
-                             extra={k: v for k, v in obj.items() if k not in known})
+    return FallacyPrediction(argument_id=obj["argument_id"], fallacy_id=obj["fallacy_id"],
+                             predictions=ranked, raw_output=raw_output, unparsed_lines=unparsed,
+                             reclassified=reclassified, extra={k: v for k, v in obj.items() if k not in known})
 
 
 def align_with_gold(arguments: list[Argument], predictions: list[FallacyPrediction], path: str | Path = "<predictions>",

@@ -10,7 +10,6 @@ picked silently: a run on synthetic data must be asked for, so its numbers are n
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from common.errors import UserError
+from common.json_files import parse_json, read_json_lines
 from missci.dataset.classes import CLASS_NAMES
 
 SPLITS = ("dev", "test")
@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = "sample"
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
+LINE_FIX = "each line must be one JSON object; repair the line or re-download the file."
 DOWNLOAD_FIX = ("fetch the files with `python -m missci.download DIR` and pass `--data DIR` (or set MISSCI_DATA); "
                 "`--data sample` (task.data_dir=sample) uses the synthetic sample shipped with the package.")
 
@@ -100,27 +101,29 @@ def read_arguments(path: str | Path) -> list[Argument]:
     path = Path(path)
     arguments: list[Argument] = []
     seen: set[str] = set()
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            argument = parse_argument_line(line, path, line_number)
-            if argument.id in seen:
-                raise UserError(f"duplicate argument id {argument.id!r}.", path=path, line=line_number,
-                                fix="each argument must appear once.")
-            seen.add(argument.id)
-            arguments.append(argument)
+    fallacy_lines: dict[str, int] = {}
+    for line_number, raw in read_json_lines(path, LINE_FIX, missing_fix=DOWNLOAD_FIX):
+        argument = argument_from_json(raw, path, line_number)
+        if argument.id in seen:
+            raise UserError(f"duplicate argument id {argument.id!r}.", path=path, line=line_number,
+                            fix="each argument must appear once.")
+        seen.add(argument.id)
+        for fallacy in argument.fallacies:  # predictions are matched to R_i by this id: it must name one
+            if fallacy.id in fallacy_lines:
+                raise UserError(f"duplicate fallacy id {fallacy.id!r} (first at line {fallacy_lines[fallacy.id]}).",
+                                path=path, line=line_number, fix="give every fallacious reasoning step its own id.")
+            fallacy_lines[fallacy.id] = line_number
+        arguments.append(argument)
     if not arguments:
         raise UserError("the Missci file holds no arguments.", path=path, fix=DOWNLOAD_FIX)
     return arguments
 
 
 def parse_argument_line(line: str, path: Path, line_number: int) -> Argument:
-    try:
-        raw = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise UserError(f"not valid JSON ({err.msg}, column {err.colno}).", path=path, line=line_number,
-                        fix="each line must be one JSON object; re-download the file.") from None
+    return argument_from_json(parse_json(line, path, line_number, LINE_FIX), path, line_number)
+
+
+def argument_from_json(raw: Any, path: Path, line_number: int) -> Argument:
     reader = _FieldReader(path, line_number)
     obj = reader.mapping(raw, "")
     body = reader.mapping(reader.get(obj, "argument", ""), "argument")
@@ -129,18 +132,25 @@ def parse_argument_line(line: str, path: Path, line_number: int) -> Argument:
     if not isinstance(fallacy_list, list) or not fallacy_list:
         reader.fail("argument.fallacies", "must be a non-empty list")
     fallacies = tuple(reader.fallacy(item, f"argument.fallacies[{i}]") for i, item in enumerate(fallacy_list))
-    hidden = body.get("hidden_premises") or []
+    hidden = body.get("hidden_premises")
+    if hidden is None:
+        hidden = []
     if not isinstance(hidden, list) or not all(isinstance(h, str) for h in hidden):
         reader.fail("argument.hidden_premises", "must be a list of strings")
-    study = obj.get("study") or {}
+    study = obj.get("study")
+    study = {} if study is None else reader.mapping(study, "study")
+    url = study.get("url")
+    if url is not None and not isinstance(url, str):
+        reader.fail("study.url", "must be a string")
+    meta = obj.get("meta")
     return Argument(
         id=reader.text(obj, "id", ""),
         claim=reader.text(body, "claim", "argument"),
         accurate_premise=reader.text(p0, "premise", "argument.accurate_premise_p0"),
         hidden_premises=tuple(hidden),
         fallacies=fallacies,
-        study_url=str(study.get("url", "")) if isinstance(study, dict) else "",
-        meta=obj.get("meta") if isinstance(obj.get("meta"), dict) else {},
+        study_url=url or "",
+        meta={} if meta is None else reader.mapping(meta, "meta"),
     )
 
 
@@ -187,11 +197,13 @@ class _FieldReader:
             items.append(InterchangeableFallacy(id=self.text(alt_obj, "id", alt_where),
                                                 premise=self.text(alt_obj, "premise", alt_where),
                                                 fallacy_class=name))
-        comment = obj.get("consolidation_comment", "")
+        comment = obj.get("consolidation_comment")
+        if comment is not None and not isinstance(comment, str):
+            self.fail(f"{where}.consolidation_comment", "must be a string")
         return Fallacy(
             id=self.text(obj, "id", where),
             context=self.text(obj, "fallacy_context", where, allow_empty=True),
-            consolidation_comment=comment if isinstance(comment, str) else "",
+            consolidation_comment=comment or "",
             interchangeable=tuple(items),
         )
 

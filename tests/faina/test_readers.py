@@ -237,7 +237,7 @@ def posts(draw, num_views: int, index: int):
                 spans.append(Span(first, last, label))
                 position = last + 1
         views.append(spans)
-    text = draw(st.text(alphabet=st.characters(blacklist_characters="\n\r\t", blacklist_categories=("Cs",)), max_size=20))
+    text = draw(st.text(alphabet=st.characters(blacklist_characters="\n\r\t\x00", blacklist_categories=("Cs",)), max_size=20))
     post = Post(str(index), "2020-05", draw(st.sampled_from(["migration", "climate change", "public health"])), text,
                 tuple(draw(st.lists(token, min_size=n, max_size=n))), None)
     return post.with_spans(views)
