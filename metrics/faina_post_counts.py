@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Collection, Sequence
 
-from metrics.faina_scores import prf, ratio, view_name, with_view_average
+from metrics.faina_scores import label_row, prf, ratio, view_name, with_view_average
 
 NO_LABEL = ""  # the pseudo-label of an empty labels cell, as the official scripts read it
 
@@ -150,9 +150,7 @@ class PostMicroTally:
                     continue
                 precision = tp[v][i] / predicted if predicted else 0.0
                 recall = tp[v][i] / gold if gold else 0.0
-                f1 = (2 * precision * recall) / (precision + recall) if precision + recall else 0.0
-                rows[label] = {"precision": precision, "recall": recall, "f1": f1,
-                               "predicted": int(predicted), "gold": int(gold)}
+                rows[label] = label_row(precision, recall, predicted, gold)
             result[view_name(v)] = rows
         return result
 

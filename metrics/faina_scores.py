@@ -69,3 +69,10 @@ def _mean(values: list[float], n: int) -> float:
     for value in values[1:]:  # left to right, as (a1 + a2) / 2 in the official scripts
         total = total + value
     return total / n
+
+
+def label_row(precision: float, recall: float, predicted: float, gold: float) -> dict[str, float]:
+    """One label's line of a per-label breakdown: P, R, F1 (0 when both are 0, without a warning: a label that is
+    never predicted is expected, not a collapse) and the predicted and gold counts."""
+    f1 = (2 * precision * recall) / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1, "predicted": int(predicted), "gold": int(gold)}

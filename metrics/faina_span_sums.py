@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from metrics.faina_scores import prf, scaled_ratio, view_name, with_view_average
+from metrics.faina_scores import label_row, prf, scaled_ratio, view_name, with_view_average
 
 if TYPE_CHECKING:
     from common.labels import LabelInventory
@@ -200,9 +200,7 @@ class SpanOverlapTally:
                     continue
                 precision = (1 / n_pred[i]) * sums_p[i] if n_pred[i] else 0.0
                 recall = (1 / n_gold[i]) * sums_r[i] if n_gold[i] else 0.0
-                f1 = (2 * precision * recall) / (precision + recall) if precision + recall else 0.0
-                rows[label] = {"precision": precision, "recall": recall, "f1": f1,
-                               "predicted": int(n_pred[i]), "gold": int(n_gold[i])}
+                rows[label] = label_row(precision, recall, n_pred[i], n_gold[i])
             result[view_name(v)] = rows
         return result
 
