@@ -2,7 +2,6 @@ import pytest
 import torch
 
 from metrics.missci_ranking import (
-    MissciRankingMetric,
     RankedRow,
     argument_at_k,
     micro_f1,
@@ -10,6 +9,7 @@ from metrics.missci_ranking import (
     precision_at_k,
     ranking_metrics,
 )
+from metrics.missci_ranking_metric import MissciRankingMetric
 
 HG, FE, FX, CO = "Hasty Generalization", "False Equivalence", "Fallacy of Exclusion", "Causal Oversimplification"
 
