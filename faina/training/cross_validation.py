@@ -96,9 +96,10 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
 
 def predict_on_one_device(cfg: DictConfig, model, datamodule) -> list[dict]:
     """Predict with a plain one-device Trainer, so DDP's sharded sampler never splits the test posts."""
+    bar = (cfg.get("callbacks") or {}).get("rich_progress_bar")  # the run's own bar (on stderr), or none
     trainer = pl.Trainer(accelerator=cfg.trainer.get("accelerator", "auto"), devices=1, logger=False,
-                         enable_checkpointing=False, enable_model_summary=False,
-                         enable_progress_bar=cfg.get("callbacks", {}).get("rich_progress_bar") is not None,
+                         enable_checkpointing=False, enable_model_summary=False, enable_progress_bar=bar is not None,
+                         callbacks=[hydra.utils.instantiate(bar)] if bar is not None else None,
                          precision=cfg.trainer.get("precision", "32-true"))
     return trainer.predict(model, datamodule=datamodule)
 
