@@ -5,7 +5,9 @@ MODEL_DIR is a fold folder of a finished run (``results/<name>/fold0``: ``model.
 their ensemble decides (``faina.serving.loading``: averaged probabilities for post models, averaged emissions
 decoded once for span models). INPUT is a span-level ``.conll`` (span models) or post-level ``.tsv`` (post models),
 labelled or not; OUTPUT gets the same posts with the model's labels in the official layout (a
-submission file), so ``python -m faina.evaluate`` scores it.
+submission file), so ``python -m faina.evaluate`` scores it. ``--probabilities PATH`` also writes the model's
+probabilities of the same posts (``probabilities.jsonl`` layout; ``faina.evaluate --soft PATH`` scores them;
+docs/soft-labels.md).
 """
 from __future__ import annotations
 
@@ -26,14 +28,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("input", help="Faina-format file to label (.conll for span models, .tsv for post models)")
     parser.add_argument("output", help="where to write the predictions (official layout)")
     parser.add_argument("--batch-size", type=int, default=32, help="posts per forward pass")
+    parser.add_argument("--probabilities", metavar="PATH", default=None,
+                        help="also write the model's probabilities as JSONL (docs/soft-labels.md)")
     return parser
 
 
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> str:
     args = build_parser().parse_args(argv)
-    path = predict_file(args.model_dir, args.input, args.output, args.batch_size)
+    path = predict_file(args.model_dir, args.input, args.output, args.batch_size, args.probabilities)
     print(f"predictions written: {path}")
+    if args.probabilities:
+        print(f"probabilities written: {args.probabilities}")
     return path
 
 

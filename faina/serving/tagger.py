@@ -17,10 +17,12 @@ import torch
 from common.errors import UserError
 from faina.data.features import Collator
 from faina.data.levels import LEVELS
+from faina.formats.probability_file import ProbabilityFile
 from faina.formats.records import Post, PostCorpus, PostRow, SpanCorpus
 from faina.formats.tokenization import Token, tokenize_with_offsets
 from faina.serving.fold_model import load_tokenizer
 from faina.serving.model_folder import view_names
+from faina.serving.probabilities import probabilities_from_outputs
 
 
 def _load_model(path: str | Path):
@@ -107,8 +109,13 @@ class FallacyTagger:
         rows = tuple(PostRow(str(i), "", "", text, ((),) * self.num_views) for i, text in enumerate(texts))
         return PostCorpus(rows, self.num_views)
 
-    @torch.inference_mode()
     def __call__(self, texts: Sequence[str]) -> list[TaggedPost]:
+        return self.tag_with_probabilities(texts)[0]
+
+    @torch.inference_mode()
+    def tag_with_probabilities(self, texts: Sequence[str]) -> tuple[list[TaggedPost], ProbabilityFile]:
+        """The tagged posts and, from the same pass, their probabilities (``probabilities.jsonl`` layout; posts
+        named ``"1"``, ``"2"``, ... in the order given, tokens as ``TaggedPost.tokens``)."""
         tokenised = check_texts(texts)
         corpus = self._corpus(texts, tokenised)
         features = self.level.encode(corpus, self.tokenizer, self.labels, self.num_views)
@@ -117,11 +124,15 @@ class FallacyTagger:
             batch = self.collate(features[start:start + self.batch_size])
             batch = {k: v.to(self.device) for k, v in batch.items()}
             outputs.append(self.model.predict_step(batch, start // self.batch_size))
-        records = self.level.records(corpus, range(len(features)), outputs, self.labels, self.num_views)
+        indices = range(len(features))
+        records = self.level.records(corpus, indices, outputs, self.labels, self.num_views)
+        probabilities = probabilities_from_outputs(corpus, indices, outputs, self.labels, self.num_views,
+                                                   post_ids=[str(i + 1) for i in indices])
         if isinstance(records, SpanCorpus):
-            return [self._spans(text, tokens, post) for text, tokens, post in zip(texts, tokenised, records.posts)]
-        return [TaggedPost(text, tuple(tokens), (), {view: sorted(row.label_set(v)) for v, view in enumerate(self.views)})
-                for text, tokens, row in zip(texts, tokenised, records.rows)]
+            return ([self._spans(text, tokens, post) for text, tokens, post in zip(texts, tokenised, records.posts)],
+                    probabilities)
+        return ([TaggedPost(text, tuple(tokens), (), {view: sorted(row.label_set(v)) for v, view in enumerate(self.views)})
+                 for text, tokens, row in zip(texts, tokenised, records.rows)], probabilities)
 
     def _spans(self, text: str, tokens: list[Token], post: Post) -> TaggedPost:
         spans = []
