@@ -156,6 +156,10 @@ class BatchedBIOCRF(nn.Module):
         return log_marginals.exp() * mask[:, None, :, None].to(emissions.dtype)
 
     def inside_probabilities(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """``P(word t is inside a span) = P(B) + P(I)`` per post, decoder and word, ``[B, D, W]`` (0 at padding)."""
-        marginals = self.marginals(emissions, mask)
-        return marginals[..., B] + marginals[..., I]
+        """``P(word t is inside a span) = P(B) + P(I)`` per post, decoder and word, ``[B, D, W]`` (0 at padding).
+
+        Computed in float64 and returned in the emissions' dtype: in float32, ``exp(alpha + beta - log Z)`` of a
+        near-certain word can come out at 1.00001, which is not a probability.
+        """
+        marginals = self.marginals(emissions.double(), mask)
+        return (marginals[..., B] + marginals[..., I]).clamp(0.0, 1.0).to(emissions.dtype)

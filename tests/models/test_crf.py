@@ -155,3 +155,14 @@ def test_inside_probability_is_b_plus_i_and_agrees_with_viterbi_on_a_clear_case(
     assert path[0, 0].tolist() == [O, B, I, I, O, O]
     assert torch.equal(marginals.argmax(-1), path)  # the decoded tag is each word's most probable tag here
     assert ((inside > 0.5) == (path != O)).all() and (inside[0, 0, 1:4] > 0.99).all()
+
+
+def test_inside_probabilities_stay_within_0_and_1_for_near_certain_words():
+    torch.manual_seed(2)
+    crf = BatchedBIOCRF(4)
+    with torch.no_grad():
+        for p in crf.parameters():
+            p.normal_(std=3.0)
+    emissions = torch.randn(16, 4, 40, NUM_TAGS) * 12.0  # confident decoders: marginals of 1 - 1e-9 and the like
+    inside = crf.inside_probabilities(emissions, torch.ones(16, 40, dtype=torch.bool)).detach()
+    assert inside.dtype == torch.float32 and float(inside.min()) >= 0.0 and float(inside.max()) <= 1.0
