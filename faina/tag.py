@@ -61,10 +61,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if not texts:
         raise UserError("no posts to tag", path=args.input, fix="give at least one non-blank line")
     tagger = FallacyTagger.load(args.model_dir, device=args.device, batch_size=args.batch_size)
-    tagged, probabilities = tagger.tag_with_probabilities(texts)
-    posts = [post.to_dict() for post in tagged]
     if args.probabilities:
+        tagged, probabilities = tagger.tag_with_probabilities(texts)
         write_probabilities(probabilities, args.probabilities)
+    else:
+        tagged = tagger(texts)
+    posts = [post.to_dict() for post in tagged]
     for number, post in enumerate(posts, 1):
         print(json.dumps(post, ensure_ascii=False) if args.json else format_post(number, post, tagger.views))
     if args.html:

@@ -110,12 +110,18 @@ class FallacyTagger:
         return PostCorpus(rows, self.num_views)
 
     def __call__(self, texts: Sequence[str]) -> list[TaggedPost]:
-        return self.tag_with_probabilities(texts)[0]
+        return self._tag(texts)[0]
 
-    @torch.inference_mode()
     def tag_with_probabilities(self, texts: Sequence[str]) -> tuple[list[TaggedPost], ProbabilityFile]:
         """The tagged posts and, from the same pass, their probabilities (``probabilities.jsonl`` layout; posts
         named ``"1"``, ``"2"``, ... in the order given, tokens as ``TaggedPost.tokens``)."""
+        tagged, corpus, outputs = self._tag(texts)
+        indices = range(len(tagged))
+        return tagged, probabilities_from_outputs(corpus, indices, outputs, self.labels, self.num_views,
+                                                  post_ids=[str(i + 1) for i in indices])
+
+    @torch.inference_mode()
+    def _tag(self, texts: Sequence[str]) -> tuple[list[TaggedPost], SpanCorpus | PostCorpus, list[dict]]:
         tokenised = check_texts(texts)
         corpus = self._corpus(texts, tokenised)
         features = self.level.encode(corpus, self.tokenizer, self.labels, self.num_views)
@@ -124,15 +130,14 @@ class FallacyTagger:
             batch = self.collate(features[start:start + self.batch_size])
             batch = {k: v.to(self.device) for k, v in batch.items()}
             outputs.append(self.model.predict_step(batch, start // self.batch_size))
-        indices = range(len(features))
-        records = self.level.records(corpus, indices, outputs, self.labels, self.num_views)
-        probabilities = probabilities_from_outputs(corpus, indices, outputs, self.labels, self.num_views,
-                                                   post_ids=[str(i + 1) for i in indices])
+        records = self.level.records(corpus, range(len(features)), outputs, self.labels, self.num_views)
         if isinstance(records, SpanCorpus):
-            return ([self._spans(text, tokens, post) for text, tokens, post in zip(texts, tokenised, records.posts)],
-                    probabilities)
-        return ([TaggedPost(text, tuple(tokens), (), {view: sorted(row.label_set(v)) for v, view in enumerate(self.views)})
-                 for text, tokens, row in zip(texts, tokenised, records.rows)], probabilities)
+            tagged = [self._spans(text, tokens, post) for text, tokens, post in zip(texts, tokenised, records.posts)]
+        else:
+            tagged = [TaggedPost(text, tuple(tokens), (), {view: sorted(row.label_set(v))
+                                                          for v, view in enumerate(self.views)})
+                      for text, tokens, row in zip(texts, tokenised, records.rows)]
+        return tagged, corpus, outputs
 
     def _spans(self, text: str, tokens: list[Token], post: Post) -> TaggedPost:
         spans = []
