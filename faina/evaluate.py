@@ -1,7 +1,7 @@
 """Score Faina predictions exactly as the official scorers do: ``python -m faina.evaluate``.
 
     python -m faina.evaluate -T {span-fine,span-coarse,post-fine,post-coarse} -G GOLD -P PRED
-                             [-O] [--json] [--per-label] [--labels INVENTORY]
+                             [-O] [--json] [--per-label] [--labels INVENTORY] [--soft PROBS [--prior-from TRAIN]]
 
 Span tasks read CoNLL files, post tasks read TSV files; both are validated (malformed tags, unknown
 labels, misaligned posts end in one ``error:`` line naming file and line, exit status 2). A coarse task
@@ -13,6 +13,9 @@ columns are ignored. The figures are those of ``metrics.faina_span_sums`` / ``me
 the one implementation training's Metrics use too; the table shows percentages with two decimals,
 ``--json`` prints fractions only.
 ``--exact`` (span tasks) adds seqeval's exact-match P/R/F1 (``metrics.faina_exact``) under the key ``exact``.
+``--soft PROBS`` (the ``probabilities.jsonl`` of the predictions) adds the soft-label scores of the Learning With
+Disagreements tasks under ``soft_labels`` (``faina.scoring.soft_scores``; docs/soft-labels.md), with the prior taken
+from ``--prior-from TRAIN`` (the training file) or else from the gold file itself.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import warnings
 from typing import Any, Sequence
 
 from common.cli import command_parser
-from common.errors import exit_on_user_error
+from common.errors import UserError, exit_on_user_error
 from faina.formats.labels import LabelInventory
 from faina.scoring.official import (  # noqa: F401  (re-exported: the library API of this command)
     TASK_ALIASES,
@@ -51,6 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exact", action="store_true",
                         help="span tasks: add seqeval exact-match P/R/F1 (key `exact`, same layout as `strict`)")
     parser.add_argument("--labels", default="faina", help="label inventory YAML (default: faina)")
+    parser.add_argument("--soft", metavar="PROBS", default=None,
+                        help="probabilities.jsonl of the predictions: add soft-label scores (key `soft_labels`)")
+    parser.add_argument("--prior-from", metavar="TRAIN", default=None,
+                        help="with --soft: training file whose mean soft label is the prior (default: the gold file)")
     return parser
 
 
@@ -61,16 +68,26 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = build_parser().parse_args(argv)
+    if args.prior_from is not None and args.soft is None:
+        raise UserError("--prior-from sets the prior of the soft-label scores, which need --soft",
+                        fix="add --soft PROBS (the probabilities.jsonl of the predictions), or drop --prior-from")
     inventory = LabelInventory.load(args.labels)
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = _show_warning
-        outcome = _evaluate(args.task, args.gold, args.pred, args.one_pred, args.per_label, inventory, args.exact)
+        outcome = _evaluate(args.task, args.gold, args.pred, args.one_pred, args.per_label, inventory, args.exact,
+                            args.soft, args.prior_from)
+    scores = outcome["scores"] if "soft_labels" not in outcome else {**outcome["scores"],
+                                                                     "soft_labels": outcome["soft_labels"]}
     if args.json:
-        print(json.dumps(outcome["scores"], indent=2, ensure_ascii=False))
+        print(json.dumps(scores, indent=2, ensure_ascii=False))
     else:
         print(format_table(args.task, args.gold, args.pred, outcome, args.one_pred))
-    return outcome["scores"]
+        if "soft_labels" in outcome:
+            from faina.scoring.soft_scores import format_soft_table
+
+            print(format_soft_table(outcome["soft_labels"]))
+    return scores
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ MODEL_DIR is a fold folder of a finished run (``results/<name>/fold0``: ``model.
 their ensemble decides (``faina.serving.loading``: averaged probabilities for post models, averaged emissions
 decoded once for span models). INPUT is a span-level ``.conll`` (span models) or post-level ``.tsv`` (post models),
 labelled or not; OUTPUT gets the same posts with the model's labels in the official layout (a
-submission file), so ``python -m faina.evaluate`` scores it.
+submission file), so ``python -m faina.evaluate`` scores it. ``--probabilities PATH`` also writes the model's
+probabilities of the same posts (``probabilities.jsonl`` layout; ``faina.evaluate --soft PATH`` scores them;
+docs/soft-labels.md).
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--trust-remote-code", action="store_true",
                         help="allow an encoder that ships its own Python code (off: a model folder cannot switch "
                              "it on; see docs/untrusted-files.md)")
+    parser.add_argument("--probabilities", metavar="PATH", default=None,
+                        help="also write the model's probabilities as JSONL (docs/soft-labels.md)")
     return parser
 
 
@@ -34,8 +38,11 @@ def main(argv: list[str] | None = None) -> str:
     args = build_parser().parse_args(argv)
     from faina.serving.prediction import predict_file  # torch and Lightning: only once the arguments are read
 
-    path = predict_file(args.model_dir, args.input, args.output, args.batch_size, args.trust_remote_code)
+    path = predict_file(args.model_dir, args.input, args.output, args.batch_size, args.trust_remote_code,
+                        args.probabilities)
     print(f"predictions written: {path}", file=sys.stderr)
+    if args.probabilities:
+        print(f"probabilities written: {args.probabilities}", file=sys.stderr)
     return path
 
 

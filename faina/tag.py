@@ -5,7 +5,9 @@ of a run. Posts are tokenised with Faina's rule (``faina/formats/tokenization.py
 a ``.txt`` file (one post per line; blank lines are not posts) or a ``.jsonl`` file (one JSON object per line
 with a ``"text"`` field, or a JSON string). Output: one block per post listing each span with its view, label,
 tokens and characters (0-based, end exclusive), or each view's labels for post models; ``--json`` prints one
-JSON object per post and line instead; ``--html`` also writes an offline page of the tagged posts.
+JSON object per post and line instead; ``--html`` also writes an offline page of the tagged posts;
+``--probabilities PATH`` also writes the model's probabilities (``probabilities.jsonl`` layout, posts named by their
+number: docs/soft-labels.md).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
 from common.io import atomic_write_text
+from faina.formats.probability_file import write_probabilities
 from faina.formats.raw_posts import (  # noqa: F401  (re-exported: the library API of this command)
     read_posts,
 )
@@ -44,6 +47,8 @@ def build_parser():
     source.add_argument("--input", help="posts.txt (one post per line) or posts.jsonl ({\"text\": ...} per line)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per post and line")
     parser.add_argument("--html", metavar="OUT.html", default=None, help="also write an offline HTML page")
+    parser.add_argument("--probabilities", metavar="PATH", default=None,
+                        help="also write the model's probabilities as JSONL (docs/soft-labels.md)")
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (None: cuda when available, else cpu)")
     parser.add_argument("--batch-size", type=int, default=32, help="posts per forward pass")
     return parser
@@ -58,7 +63,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     from faina.serving.tagger import FallacyTagger  # torch and transformers: only once there is something to tag
 
     tagger = FallacyTagger.load(args.model_dir, device=args.device, batch_size=args.batch_size)
-    posts = [post.to_dict() for post in tagger(texts)]
+    if args.probabilities:
+        tagged, probabilities = tagger.tag_with_probabilities(texts)
+        write_probabilities(probabilities, args.probabilities)
+    else:
+        tagged = tagger(texts)
+    posts = [post.to_dict() for post in tagged]
     for number, post in enumerate(posts, 1):
         print(json.dumps(post, ensure_ascii=False) if args.json else format_post(number, post, tagger.views))
     if args.html:

@@ -8,6 +8,10 @@ Tags are ``O=0, B=1, I=2``. The transitions that BIO forbids (``O -> I`` and a s
 ``I``) are not learned: their scores are replaced by a large negative constant on every use, so they
 never win in Viterbi, take no probability mass in the partition function and receive no gradient.
 A large finite constant rather than ``-inf`` keeps ``logsumexp`` and its gradient free of NaNs.
+
+``marginals`` gives each word's posterior tag distribution ``p(tag_t | emissions)`` by the forward-backward
+recursions in log space: what a span model reports as its probabilities (``docs/soft-labels.md``), rather than a
+softmax of the emissions, which ignores the transitions and so disagrees with what Viterbi decodes.
 """
 from __future__ import annotations
 
@@ -119,3 +123,43 @@ class BatchedBIOCRF(nn.Module):
         path.reverse()
         tags = torch.stack(path, dim=-1)
         return tags * mask[:, None, :].long()
+
+    def marginals(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Posterior tag probabilities per word, ``[B, D, W, 3]``, by forward-backward in log space.
+
+        ``alpha_t(j)`` is the log-sum of the scores of every prefix ending in tag ``j`` at word ``t`` (the
+        recursion of ``_log_partition``), ``beta_t(i)`` that of every suffix after word ``t`` given tag ``i``
+        there (the end score at a post's last word); ``p(tag_t = j) = exp(alpha_t(j) + beta_t(j) - log Z)``.
+        Each real word's three values sum to 1; padded words (and posts without words) get 0 for every tag.
+        """
+        mask = mask.bool()
+        transitions, start, end = self.constrained()
+        batch, decoders, words, _ = emissions.shape
+        if words == 0:
+            return emissions.new_zeros(batch, decoders, 0, NUM_TAGS)
+        alphas = [start.unsqueeze(0) + emissions[:, :, 0]]  # each [B, D, 3]
+        for t in range(1, words):
+            candidate = torch.logsumexp(alphas[-1].unsqueeze(-1) + transitions + emissions[:, :, t].unsqueeze(-2),
+                                        dim=-2)
+            alphas.append(torch.where(mask[:, t, None, None], candidate, alphas[-1]))
+        # padded steps copy alpha forward, so the last alpha is the one at each post's last real word
+        log_z = torch.logsumexp(alphas[-1] + end.unsqueeze(0), dim=-1)  # [B, D]
+        closing = end.unsqueeze(0).expand(batch, -1, -1)
+        betas = [closing]  # beta at the last position; built backwards
+        for t in range(words - 2, -1, -1):
+            # [D, prev, next] + [B, D, 1, next] -> logsumexp over next
+            candidate = torch.logsumexp(transitions + (emissions[:, :, t + 1] + betas[-1]).unsqueeze(-2), dim=-1)
+            # word t+1 is padding: word t is the post's last real word, whose suffix is the end score alone
+            betas.append(torch.where(mask[:, t + 1, None, None], candidate, closing))
+        betas.reverse()
+        log_marginals = torch.stack(alphas, dim=2) + torch.stack(betas, dim=2) - log_z[:, :, None, None]
+        return log_marginals.exp() * mask[:, None, :, None].to(emissions.dtype)
+
+    def inside_probabilities(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """``P(word t is inside a span) = P(B) + P(I)`` per post, decoder and word, ``[B, D, W]`` (0 at padding).
+
+        Computed in float64 and returned in the emissions' dtype: in float32, ``exp(alpha + beta - log Z)`` of a
+        near-certain word can come out at 1.00001, which is not a probability.
+        """
+        marginals = self.marginals(emissions.double(), mask)
+        return (marginals[..., B] + marginals[..., I]).clamp(0.0, 1.0).to(emissions.dtype)

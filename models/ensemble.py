@@ -9,6 +9,11 @@ Where the average is taken decides whether the result is still a valid predictio
   and decodes once with a CRF whose transition, start and end scores are the members' averages. Viterbi
   over the constrained CRF can only produce valid BIO, which averaging decoded tags could not promise.
 
+Probabilities follow the same averages: an MVML ensemble's probabilities are the mean probabilities its threshold
+is applied to; an MVMD ensemble's span probabilities (``inside``) are the forward-backward marginals of the averaged
+CRF over the averaged emissions, the distribution whose best path Viterbi decodes (the members' decision O biases,
+a decision rule, move the decoded path only, as in a single model).
+
 Both return from ``predict_step`` exactly what a single model's ``predict_step`` returns, so code that
 predicts (``faina.predict``, taggers) never asks whether it holds one model or several.
 """
@@ -89,15 +94,26 @@ class MVMDEnsemble(_Ensemble):
 
     def decision_emissions(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Mean of the members' decision emissions ``[B, D, W, 3]``."""
-        return torch.stack([member.decision_emissions(batch) for member in self.members]).mean(0)
+        return self._mean_decision(self._member_emissions(batch))
+
+    def _member_emissions(self, batch: Mapping[str, torch.Tensor]) -> list[torch.Tensor]:
+        return [member.emissions(batch) for member in self.members]
+
+    def _mean_decision(self, emissions: Sequence[torch.Tensor]) -> torch.Tensor:
+        return torch.stack([m.with_decision_bias(e) for m, e in zip(self.members, emissions)]).mean(0)
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Decoded tags ``[B, D, W]``."""
         return self.crf.viterbi(self.decision_emissions(batch), batch["word_mask"])
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
-        return {"post_index": batch["post_index"].cpu(), "tags": self(batch).cpu(),
-                "num_words": batch["word_mask"].sum(-1).cpu()}
+        """What ``MVMD.predict_step`` returns; ``inside`` are the marginals of the averaged CRF over the averaged
+        emissions (each member's decision O bias left out, as a single model leaves its own out)."""
+        emissions, mask = self._member_emissions(batch), batch["word_mask"]
+        tags = self.crf.viterbi(self._mean_decision(emissions), mask)
+        inside = self.crf.inside_probabilities(torch.stack(emissions).mean(0).float(), mask.bool())
+        return {"post_index": batch["post_index"].cpu(), "tags": tags.cpu(), "num_words": mask.sum(-1).cpu(),
+                "inside": inside.cpu()}
 
 
 ENSEMBLE_OF = {MVML: MVMLEnsemble, MVMD: MVMDEnsemble}

@@ -66,3 +66,7 @@ class BIODecoders(nn.Module):
 
     def decode(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.crf.viterbi(emissions.float(), mask)
+
+    def inside_probabilities(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Each word's CRF marginal probability of lying inside a span, per decoder: ``[B, D, W]``."""
+        return self.crf.inside_probabilities(emissions.float(), mask.bool())

@@ -122,9 +122,13 @@ class MVMD(FallacyModule):
         return [tags_to_spans(tags[i], lengths[i], self.num_views, self.labels) for i in range(len(lengths))]
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
-        tags = self(batch)
-        return {"post_index": batch["post_index"].cpu(), "tags": tags.cpu(),
-                "num_words": batch["word_mask"].sum(-1).cpu()}
+        """Decoded tags, and ``inside`` ``[B, D, W]``: each word's CRF marginal of lying in a span of the decoder's
+        label. The marginals are those of the model's own emissions; a tuned decision O bias is a decision rule
+        (like MVML's tuned thresholds) and moves only the tags (``docs/soft-labels.md``)."""
+        emissions, mask = self.emissions(batch), batch["word_mask"]
+        tags = self.decoders.decode(self.with_decision_bias(emissions), mask)
+        return {"post_index": batch["post_index"].cpu(), "tags": tags.cpu(), "num_words": mask.sum(-1).cpu(),
+                "inside": self.decoders.inside_probabilities(emissions, mask).cpu()}
 
     @torch.no_grad()
     def tune_decisions(self, batches: Iterable[Mapping[str, torch.Tensor]]) -> dict | None:

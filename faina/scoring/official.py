@@ -120,7 +120,9 @@ def score_posts(grain: str, gold: PostCorpus, pred: PostCorpus, inventory: Label
 
 
 def _evaluate(task: str, gold: str | Path, pred: str | Path, one_pred: bool, per_label: bool,
-              inventory: LabelInventory | None, exact: bool = False) -> dict[str, Any]:
+              inventory: LabelInventory | None, exact: bool = False, soft: str | Path | None = None,
+              prior_from: str | Path | None = None) -> dict[str, Any]:
+    """Hard scores (``scores``, ``counts``) and, with ``soft`` (a probabilities.jsonl), ``soft_labels``."""
     level, grain = parse_task(task)
     if exact and level != "span":
         raise UserError(f"--exact (exact span match) applies to span tasks, not {task!r}",
@@ -129,10 +131,31 @@ def _evaluate(task: str, gold: str | Path, pred: str | Path, one_pred: bool, per
     if level == "span":
         gold_c, pred_c = prepare_span_corpora(grain, read_conll(gold, inventory), read_conll(pred, inventory),
                                               inventory, one_pred)
-        return score_spans(grain, gold_c, pred_c, inventory, one_pred=one_pred, per_label=per_label, exact=exact)
-    gold_r, pred_r = prepare_post_corpora(grain, read_post_tsv(gold, inventory), read_post_tsv(pred, inventory),
-                                          inventory, one_pred)
-    return score_posts(grain, gold_r, pred_r, inventory, one_pred=one_pred, per_label=per_label)
+        outcome = score_spans(grain, gold_c, pred_c, inventory, one_pred=one_pred, per_label=per_label, exact=exact)
+    else:
+        gold_c, pred_c = prepare_post_corpora(grain, read_post_tsv(gold, inventory), read_post_tsv(pred, inventory),
+                                              inventory, one_pred)
+        outcome = score_posts(grain, gold_c, pred_c, inventory, one_pred=one_pred, per_label=per_label)
+    if soft is not None:
+        outcome["soft_labels"] = _soft_labels(level, grain, gold_c, pred_c, soft, prior_from, inventory)
+    return outcome
+
+
+def _soft_labels(level: str, grain: str, gold, pred, soft: str | Path, prior_from: str | Path | None,
+                 inventory: LabelInventory) -> dict[str, Any]:
+    """``faina.evaluate --soft``: the soft-label block of ``faina.scoring.soft_scores`` (docs/soft-labels.md)."""
+    from faina.formats.probability_file import read_probabilities
+    from faina.scoring.soft_scores import soft_scores
+
+    prior_corpus = None
+    if prior_from is not None:
+        if level == "span":
+            corpus = read_conll(prior_from, inventory)
+            prior_corpus = _to_grain(corpus, _span_grain(corpus, inventory), grain, inventory, coarse_corpus, "prior")
+        else:
+            corpus = read_post_tsv(prior_from, inventory)
+            prior_corpus = _to_grain(corpus, _row_grain(corpus, inventory), grain, inventory, coarse_rows, "prior")
+    return soft_scores(gold, read_probabilities(soft), inventory.labels_of(grain), pred, prior_corpus)
 
 
 def evaluate_files(task: str, gold: str | Path, pred: str | Path, one_pred: bool = False,

@@ -1,6 +1,7 @@
 """Predicting with a trained model (one fold or an ensemble): a corpus, a file (``faina.predict``), a submission.
 
-The one prediction loop: a Lightning ``predict`` pass over the encoded posts, decoded back into records.
+The one prediction loop: a Lightning ``predict`` pass over the encoded posts, decoded back into records and, when
+asked, into the model's probabilities (``faina.serving.probabilities``).
 """
 from __future__ import annotations
 
@@ -15,12 +16,16 @@ from faina.data.folds import FoldSplit
 from faina.data.levels import LEVELS
 from faina.data.task_data import read_level
 from faina.formats.labels import LabelInventory
+from faina.formats.probability_file import write_probabilities
 from faina.serving.fold_model import load_tokenizer
 from faina.serving.loading import load_predictor
+from faina.serving.probabilities import probabilities_from_outputs
 
 
 def predict_file(model_dir: str, input_path: str, output_path: str, batch_size: int = 32,
-                 trust_remote_code: bool = False) -> str:
+                 trust_remote_code: bool = False, probabilities_path: str | None = None) -> str:
+    """Label ``input_path`` into ``output_path``; with ``probabilities_path``, also write the model's probabilities
+    there (``probabilities.jsonl`` layout, docs/soft-labels.md)."""
     model, meta = load_predictor(model_dir, trust_remote_code)
     level = LEVELS[meta["level"]]
     if not input_path.endswith(f".{level.file_ext}"):
@@ -28,12 +33,34 @@ def predict_file(model_dir: str, input_path: str, output_path: str, batch_size: 
                         fix=f"give the {level.file_ext.upper()} file of the same posts")
     inventory = LabelInventory.load(meta["labels_inventory"])
     corpus = read_level(input_path, meta["level"], meta["grain"], inventory)
-    predicted = predict_corpus(model, meta, corpus, batch_size)
-    return str(level.write(predicted, output_path))
+    if probabilities_path is None:
+        return str(level.write(predict_corpus(model, meta, corpus, batch_size), output_path))
+    predicted, probabilities = predict_corpus_with_probabilities(model, meta, corpus, batch_size)
+    path = level.write(predicted, output_path)
+    write_probabilities(probabilities, probabilities_path)
+    return str(path)
 
 
 def predict_corpus(model, meta: dict, corpus, batch_size: int = 32):
     """The posts of ``corpus`` with ``model``'s labels (one model or an ensemble; ``meta`` from the loader)."""
+    outputs = _predict_outputs(model, meta, corpus, batch_size)
+    return LEVELS[meta["level"]].records(corpus, range(len(_items(corpus))), outputs, meta["labels"],
+                                         meta["num_views"])
+
+
+def predict_corpus_with_probabilities(model, meta: dict, corpus, batch_size: int = 32):
+    """``(records, probabilities)`` of ``corpus`` from one prediction pass (``faina.serving.probabilities``)."""
+    outputs = _predict_outputs(model, meta, corpus, batch_size)
+    indices = range(len(_items(corpus)))
+    records = LEVELS[meta["level"]].records(corpus, indices, outputs, meta["labels"], meta["num_views"])
+    return records, probabilities_from_outputs(corpus, indices, outputs, meta["labels"], meta["num_views"])
+
+
+def _items(corpus):
+    return corpus.posts if hasattr(corpus, "posts") else corpus.rows
+
+
+def _predict_outputs(model, meta: dict, corpus, batch_size: int) -> list[dict]:
     level = LEVELS[meta["level"]]
     tokenizer = load_tokenizer(meta["encoder"]["name_or_path"], meta["encoder"].get("trust_remote_code", False))
     features = level.encode(corpus, tokenizer, meta["labels"], meta["num_views"])
@@ -45,14 +72,15 @@ def predict_corpus(model, meta: dict, corpus, batch_size: int = 32):
     trainer = pl.Trainer(accelerator="auto", devices=1, logger=False, enable_checkpointing=False,
                          enable_model_summary=False, enable_progress_bar=False)
     with torch.inference_mode():
-        outputs = trainer.predict(model, dataloaders=datamodule.test_dataloader())
-    return level.records(corpus, range(len(features)), outputs, meta["labels"], meta["num_views"])
+        return trainer.predict(model, dataloaders=datamodule.test_dataloader())
 
 
 def write_ensemble_submission(results_dir: Path, corpus, batch_size: int = 32) -> Path:
     """``cv.ensemble``: the ensemble of every model of ``results_dir`` labels ``corpus`` (the unlabelled test
-    file), written as ``submission-ensemble.<ext>`` beside the models' own ``fold<k>/submission.<ext>``."""
+    file), written as ``submission-ensemble.<ext>`` beside the models' own ``fold<k>/submission.<ext>``, its
+    probabilities as ``probabilities-ensemble.jsonl``."""
     model, meta = load_predictor(results_dir)
     level = LEVELS[meta["level"]]
-    predicted = predict_corpus(model, meta, corpus, batch_size)
+    predicted, probabilities = predict_corpus_with_probabilities(model, meta, corpus, batch_size)
+    write_probabilities(probabilities, Path(results_dir) / "probabilities-ensemble.jsonl")
     return level.write(predicted, Path(results_dir) / f"submission-ensemble.{level.file_ext}")

@@ -17,10 +17,12 @@ import torch
 from common.errors import UserError
 from faina.data.features import Collator
 from faina.data.levels import LEVELS
+from faina.formats.probability_file import ProbabilityFile
 from faina.formats.records import Post, PostCorpus, PostRow, SpanCorpus
 from faina.formats.tokenization import Token, tokenize_with_offsets
 from faina.serving.fold_model import load_tokenizer
 from faina.serving.model_folder import view_names
+from faina.serving.probabilities import probabilities_from_outputs
 
 
 def _load_model(path: str | Path):
@@ -107,8 +109,19 @@ class FallacyTagger:
         rows = tuple(PostRow(str(i), "", "", text, ((),) * self.num_views) for i, text in enumerate(texts))
         return PostCorpus(rows, self.num_views)
 
-    @torch.inference_mode()
     def __call__(self, texts: Sequence[str]) -> list[TaggedPost]:
+        return self._tag(texts)[0]
+
+    def tag_with_probabilities(self, texts: Sequence[str]) -> tuple[list[TaggedPost], ProbabilityFile]:
+        """The tagged posts and, from the same pass, their probabilities (``probabilities.jsonl`` layout; posts
+        named ``"1"``, ``"2"``, ... in the order given, tokens as ``TaggedPost.tokens``)."""
+        tagged, corpus, outputs = self._tag(texts)
+        indices = range(len(tagged))
+        return tagged, probabilities_from_outputs(corpus, indices, outputs, self.labels, self.num_views,
+                                                  post_ids=[str(i + 1) for i in indices])
+
+    @torch.inference_mode()
+    def _tag(self, texts: Sequence[str]) -> tuple[list[TaggedPost], SpanCorpus | PostCorpus, list[dict]]:
         tokenised = check_texts(texts)
         corpus = self._corpus(texts, tokenised)
         features = self.level.encode(corpus, self.tokenizer, self.labels, self.num_views)
@@ -119,9 +132,12 @@ class FallacyTagger:
             outputs.append(self.model.predict_step(batch, start // self.batch_size))
         records = self.level.records(corpus, range(len(features)), outputs, self.labels, self.num_views)
         if isinstance(records, SpanCorpus):
-            return [self._spans(text, tokens, post) for text, tokens, post in zip(texts, tokenised, records.posts)]
-        return [TaggedPost(text, tuple(tokens), (), {view: sorted(row.label_set(v)) for v, view in enumerate(self.views)})
-                for text, tokens, row in zip(texts, tokenised, records.rows)]
+            tagged = [self._spans(text, tokens, post) for text, tokens, post in zip(texts, tokenised, records.posts)]
+        else:
+            tagged = [TaggedPost(text, tuple(tokens), (), {view: sorted(row.label_set(v))
+                                                          for v, view in enumerate(self.views)})
+                      for text, tokens, row in zip(texts, tokenised, records.rows)]
+        return tagged, corpus, outputs
 
     def _spans(self, text: str, tokens: list[Token], post: Post) -> TaggedPost:
         spans = []

@@ -1,9 +1,10 @@
 """Cross-validated training of MVML/MVMD on a Faina-format dataset: the runner behind ``train.py``.
 
 For each fold: train on the fold's train part, select the weights with the best dev F1, predict the
-held-out posts, write them in the official file layout, score them with the official-parity evaluator,
-and write the fold's metrics atomically (a rerun skips folds whose metrics exist; an interrupted fold
-resumes exactly from its last checkpoint, see ``common.checkpointing``). Then mean ± std over folds is
+held-out posts, write them in the official file layout (and the model's probabilities beside them,
+``probabilities.jsonl``), score them with the official-parity evaluator (and the soft-label scores, key
+``soft_labels``), and write the fold's metrics atomically (a rerun skips folds whose metrics exist; an
+interrupted fold resumes exactly from its last checkpoint, see ``common.checkpointing``). Then mean ± std over folds is
 printed and saved (Markdown and JSON). One run at a time per experiment folder (``common.locking``).
 With ``cv=official`` the single model predicts the unlabelled ``data.test_path`` as a submission file;
 ``cv.ensemble=K`` trains K models on K train/dev splits and also writes their ensemble's submission.
@@ -27,8 +28,11 @@ from faina.data.datamodule import FainaDataModule
 from faina.data.folds import FoldSplit, kfold_splits, label_matrix, official_split
 from faina.data.levels import LEVELS, subset
 from faina.data.task_data import TaskData, load_task_data
+from faina.formats.probability_file import FILE_NAME as PROBABILITY_FILE
+from faina.formats.probability_file import write_probabilities
 from faina.serving.fold_model import build_model, export_model, load_tokenizer
 from faina.serving.prediction import write_ensemble_submission
+from faina.serving.probabilities import probabilities_from_outputs
 from faina.training.decision_tuning import tune_on_dev
 from faina.training.results_table import flat_metrics, markdown_table, summarise
 
@@ -83,15 +87,31 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
         result["per_label"] = scores.pop("per_label", {})
         result["test"] = scores
         result["test_posts"] = len(split.test)
+        probabilities = write_fold_probabilities(data.labelled, split.test, outputs, data, fold_dir)
+        from faina.scoring.soft_scores import soft_scores
+
+        # soft labels against every gold view; the prior is the fold's train part (docs/soft-labels.md)
+        result["soft_labels"] = soft_scores(gold, probabilities, data.labels, predicted,
+                                            subset(data.gold_corpus, split.train))
     else:
         corpus = data.unlabelled
         indices = range(len(predict_features))
         predicted = level.records(corpus, indices, outputs, data.labels, data.num_views)
         pred_path = level.write(predicted, fold_dir / f"submission.{level.file_ext}")
+        write_fold_probabilities(corpus, indices, outputs, data, fold_dir)
     result["prediction_file"] = str(pred_path)
+    result["probability_file"] = str(fold_dir / PROBABILITY_FILE)
     fold.close(flat_test_metrics(result), pred_path)
     atomic_write_json(fold_dir / "metrics.json", result)
     return result
+
+
+def write_fold_probabilities(corpus, indices, outputs: list[dict], data: TaskData, fold_dir: Path):
+    """Every fold writes its model's probabilities beside its hard file (``probabilities.jsonl``): one forward-
+    backward pass per batch and a few MB, so no setting to forget before a long run (docs/soft-labels.md)."""
+    probabilities = probabilities_from_outputs(corpus, indices, outputs, data.labels, data.num_views)
+    write_probabilities(probabilities, fold_dir / PROBABILITY_FILE)
+    return probabilities
 
 
 def predict_on_one_device(cfg: DictConfig, model, datamodule) -> list[dict]:

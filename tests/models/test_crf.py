@@ -104,3 +104,65 @@ def test_empty_post_costs_nothing():
     nll = crf.neg_log_likelihood(emissions, torch.zeros(2, 3, 4, dtype=torch.long), mask)
     assert nll[1].eq(0).all() and (nll[0] > 0).all()
     assert crf.viterbi(emissions, mask)[1].eq(0).all()
+
+
+def brute_force_marginals(crf: BatchedBIOCRF, emissions: torch.Tensor, length: int, decoder: int) -> torch.Tensor:
+    """``[length, 3]``: each word's tag probability, summed over every valid sequence's normalised weight."""
+    scores = brute_force(crf, emissions, length, decoder)
+    weights = torch.softmax(torch.tensor(list(scores.values()), dtype=torch.float64), 0)
+    marginals = torch.zeros(length, NUM_TAGS, dtype=torch.float64)
+    for weight, sequence in zip(weights, scores):
+        for t, tag in enumerate(sequence):
+            marginals[t, tag] += weight
+    return marginals
+
+
+def test_marginals_equal_brute_force_and_sum_to_one(crf_case):
+    crf, emissions, mask, lengths = crf_case
+    marginals = crf.marginals(emissions, mask).detach()
+    assert marginals.shape == (3, 4, 5, NUM_TAGS)
+    for b, length in enumerate(lengths):
+        assert marginals[b, :, :length].sum(-1).sub(1).abs().max() < 1e-5
+        for d in range(4):
+            expected = brute_force_marginals(crf, emissions[b, d], length, d)
+            assert torch.allclose(marginals[b, d, :length].double(), expected, atol=1e-5)
+            assert float(marginals[b, d, 0, I]) == pytest.approx(0.0, abs=1e-6)  # no span starts with I
+
+
+def test_marginals_are_zero_at_padding_and_for_posts_without_words():
+    torch.manual_seed(1)
+    crf = BatchedBIOCRF(2)
+    emissions = torch.randn(2, 2, 4, NUM_TAGS)
+    mask = torch.tensor([[True, True, False, False], [False] * 4])
+    marginals = crf.marginals(emissions, mask)
+    assert marginals[0, :, 2:].eq(0).all() and marginals[1].eq(0).all()
+    # padding changes nothing: the same post without its padded words has the same marginals
+    assert torch.allclose(marginals[0, :, :2], crf.marginals(emissions[:1, :, :2], mask[:1, :2])[0])
+    assert crf.marginals(emissions[:, :, :0], mask[:, :0]).shape == (2, 2, 0, NUM_TAGS)
+
+
+def test_inside_probability_is_b_plus_i_and_agrees_with_viterbi_on_a_clear_case():
+    crf = BatchedBIOCRF(1)
+    emissions = torch.zeros(1, 1, 6, NUM_TAGS)
+    emissions[0, 0, :, O] = torch.tensor([6.0, 0.0, 0.0, 0.0, 6.0, 6.0])
+    emissions[0, 0, 1, B] = 6.0  # a clear span on words 2-4 (1-based)
+    emissions[0, 0, 2:4, I] = 6.0
+    mask = torch.ones(1, 6, dtype=torch.bool)
+    marginals = crf.marginals(emissions, mask)
+    inside = crf.inside_probabilities(emissions, mask)
+    assert torch.allclose(inside, marginals[..., B] + marginals[..., I])
+    path = crf.viterbi(emissions, mask)
+    assert path[0, 0].tolist() == [O, B, I, I, O, O]
+    assert torch.equal(marginals.argmax(-1), path)  # the decoded tag is each word's most probable tag here
+    assert ((inside > 0.5) == (path != O)).all() and (inside[0, 0, 1:4] > 0.99).all()
+
+
+def test_inside_probabilities_stay_within_0_and_1_for_near_certain_words():
+    torch.manual_seed(2)
+    crf = BatchedBIOCRF(4)
+    with torch.no_grad():
+        for p in crf.parameters():
+            p.normal_(std=3.0)
+    emissions = torch.randn(16, 4, 40, NUM_TAGS) * 12.0  # confident decoders: marginals of 1 - 1e-9 and the like
+    inside = crf.inside_probabilities(emissions, torch.ones(16, 40, dtype=torch.bool)).detach()
+    assert inside.dtype == torch.float32 and float(inside.min()) >= 0.0 and float(inside.max()) <= 1.0

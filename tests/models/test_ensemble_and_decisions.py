@@ -169,3 +169,56 @@ def test_mvmd_o_bias_config_takes_a_number_or_tuned(tiny_bert, batch):
     with torch.no_grad():
         tuned.decision_o_bias.fill_(100.0)  # an enormous O bias silences every decoder
         assert int(tuned(batch).sum()) == 0
+
+
+def test_mvml_ensemble_thresholds_the_probabilities_it_reports(tiny_bert, batch):
+    members = [mvml(tiny_bert, seed) for seed in (1, 2, 3)]
+    for member, threshold in zip(members, (0.45, 0.5, 0.55)):
+        member.thresholds.fill_(threshold)
+    combined = ensemble(members)
+    with torch.no_grad():
+        out = combined.predict_step(batch, 0)
+        mean = torch.stack([torch.sigmoid(m(batch)) for m in members]).mean(0)
+    assert torch.allclose(out["probabilities"], mean, atol=1e-7)
+    assert torch.allclose(combined.thresholds, torch.full((2, 2), 0.5))  # the members' thresholds averaged ...
+    assert torch.equal(out["predicted"], out["probabilities"] >= combined.thresholds)  # ... on the mean probability
+
+
+def clear_mvmd(tiny_bert, seed: int) -> MVMD:
+    """Emissions that do not depend on the words: decoders 0 and 2 want B everywhere, 1 and 3 want O."""
+    model = mvmd(tiny_bert, seed)
+    with torch.no_grad():
+        model.decoders.projection.weight.zero_()
+        bias = model.decoders.projection.bias.view(4, 3)
+        bias.zero_()
+        bias[0::2, B] = 8.0
+        bias[1::2, O] = 8.0
+    return model
+
+
+def test_mvmd_ensemble_reports_the_marginals_of_the_crf_it_decodes(tiny_bert, batch):
+    members = [mvmd(tiny_bert, seed) for seed in (1, 2, 3)]
+    combined = ensemble(members)
+    mask = batch["word_mask"]
+    with torch.no_grad():
+        out = combined.predict_step(batch, 0)
+        mean = torch.stack([m.emissions(batch) for m in members]).mean(0)
+        expected = combined.crf.marginals(mean, mask)
+    assert torch.allclose(out["inside"], expected[..., B] + expected[..., I], atol=1e-6)
+    assert out["inside"][~mask[:, None, :].expand_as(out["inside"])].eq(0).all()
+    clear = ensemble([clear_mvmd(tiny_bert, seed) for seed in (1, 2, 3)])
+    with torch.no_grad():
+        out = clear.predict_step(batch, 0)
+    real = mask[:, None, :].expand_as(out["inside"])
+    assert ((out["inside"] > 0.5) == (out["tags"] != O))[real].all()
+    assert (out["tags"][:, 0::2][real[:, 0::2]] == B).all() and (out["inside"][:, 1::2] < 0.01).all()
+
+
+def test_a_tuned_o_bias_moves_the_decoded_tags_not_the_probabilities(tiny_bert, batch):
+    model = mvmd(tiny_bert, 0, o_bias="tuned")
+    with torch.no_grad():
+        before = model.predict_step(batch, 0)
+        model.decision_o_bias.fill_(100.0)
+        after = model.predict_step(batch, 0)
+    assert int(after["tags"].sum()) == 0
+    assert torch.equal(before["inside"], after["inside"])

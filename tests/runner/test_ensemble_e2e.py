@@ -39,6 +39,11 @@ def test_cv_ensemble_trains_k_models_and_writes_the_ensembled_submission(make_cf
     unlabelled = read_conll(small_sample / "sample-unlabelled.conll")
     corpus = read_conll(ensembled)
     assert corpus.labelled and [p.tokens for p in corpus.posts] == [p.tokens for p in unlabelled.posts]
+    # its probabilities beside it, and each model's beside its own submission (docs/soft-labels.md)
+    from faina.formats.probability_file import read_probabilities
+
+    for path in (exp / "probabilities-ensemble.jsonl", exp / "fold0" / "probabilities.jsonl"):
+        assert [p.tokens for p in read_probabilities(path).posts] == [p.tokens for p in unlabelled.posts]
     model, meta = load_predictor(exp)
     assert isinstance(model, MVMDEnsemble) and len(model) == 2 and len(meta["ensemble"]) == 2
     # the CLI given the results folder reproduces the runner's ensembled submission byte for byte

@@ -1,0 +1,125 @@
+"""Probabilities out and soft-label scores in, end to end: folds, faina.predict, ensembles, faina.tag, faina.evaluate.
+
+A tiny span-f run (2 folds) and post-f run (1 fold) are trained once with fast_dev_run on the small sample; every
+way of predicting must write the one ``probabilities.jsonl`` layout, and the soft-label scores of a fold's
+``metrics.json`` must be what ``faina.evaluate --soft`` computes from the fold's files.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_dir
+
+from faina.evaluate import main as evaluate_main
+from faina.formats.conll import read_conll
+from faina.formats.probability_file import read_probabilities
+from faina.formats.tsv import read_post_tsv
+from faina.predict import main as predict_main
+from faina.tag import main as tag_main
+from tests_paths import CONF
+from train import register_config_resolvers, run
+
+
+def _train(root: Path, encoder: str, sample: Path, task: str, *overrides: str) -> Path:
+    register_config_resolvers()
+    ext = "conll" if task.startswith("span") else "tsv"
+    with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
+        cfg = compose(config_name="train", overrides=[
+            f"paths.root_dir={root}", f"task={task}", "debug=fast", "loader.batch_size=8",
+            f"encoder.name_or_path={encoder}", "data=custom", f"data.train_path={sample / ('sample.' + ext)}",
+            *overrides])
+    run(cfg)
+    return Path(cfg.paths.results_dir) / cfg.name
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, tiny_encoder, small_sample):
+    root = tmp_path_factory.mktemp("probabilities")
+    return {"root": root, "span": _train(root, tiny_encoder, small_sample, "span-f", "cv.num_folds=2"),
+            "post": _train(root, tiny_encoder, small_sample, "post-f", "cv.folds=[0]")}
+
+
+def test_every_fold_writes_probabilities_beside_its_predictions(runs):
+    fold = runs["span"] / "fold0"
+    probabilities = read_probabilities(fold / "probabilities.jsonl")
+    predicted = read_conll(fold / "predictions.conll")
+    assert probabilities.level == "span" and probabilities.views == ("a1", "a2") and len(probabilities.labels) == 20
+    assert [p.post_id for p in probabilities.posts] == [p.post_id for p in predicted.posts]
+    for post, record in zip(probabilities.posts, predicted.posts):
+        assert post.tokens == record.tokens and post.values.shape == (2, 20, len(record.tokens))
+        assert ((post.values >= 0) & (post.values <= 1)).all()
+    rows = read_probabilities(runs["post"] / "fold0" / "probabilities.jsonl")
+    assert rows.level == "post" and rows.posts[0].values.shape == (2, len(rows.labels)) == (2, 20)
+    assert len(rows) == len(read_post_tsv(runs["post"] / "fold0" / "predictions.tsv").rows)
+
+
+@pytest.mark.parametrize("level", ["span", "post"])
+def test_fold_soft_scores_are_what_evaluate_soft_computes_from_the_fold_files(runs, level, capsys):
+    fold = runs[level] / "fold0"
+    metrics = json.loads((fold / "metrics.json").read_text())
+    soft = metrics["soft_labels"]
+    assert soft["prior_from"] == "train" and soft["level"] == level and soft["gold_views"] == 2
+    for who in ("model", "prior", "oracle"):
+        assert set(soft[who]) == {"cross_entropy", "manhattan", "ece"}
+    assert soft["oracle"]["manhattan"] == 0.0 and soft["oracle"]["cross_entropy"] <= soft["model"]["cross_entropy"]
+    assert set(soft["perspectivist"]["error_rate"]) == {"a1", "a2", "avg"}
+    ext = "conll" if level == "span" else "tsv"
+    task = "span-fine" if level == "span" else "post-fine"
+    scores = evaluate_main(["-T", task, "-G", str(fold / f"gold.{ext}"), "-P", str(fold / f"predictions.{ext}"),
+                            "--soft", str(fold / "probabilities.jsonl"), "--json"])
+    assert scores["strict"] == metrics["test"]["strict"]  # the hard scores do not move
+    assert scores["soft_labels"]["prior_from"] == "gold"
+    for measure in ("cross_entropy", "manhattan", "ece"):
+        assert scores["soft_labels"]["model"][measure] == pytest.approx(soft["model"][measure], abs=1e-6)
+        assert scores["soft_labels"]["oracle"][measure] == pytest.approx(soft["oracle"][measure], abs=1e-6)
+    assert scores["soft_labels"]["perspectivist"] == soft["perspectivist"]
+    capsys.readouterr()
+    evaluate_main(["-T", task, "-G", str(fold / f"gold.{ext}"), "-P", str(fold / f"predictions.{ext}"),
+                   "--soft", str(fold / "probabilities.jsonl")])
+    table = capsys.readouterr().out
+    assert "[soft labels]" in table and "cross-entropy" in table and "[perspectivist] error rate" in table
+
+
+def test_predict_writes_the_same_probabilities_as_the_fold_and_ensembles_write_theirs(runs, tmp_path):
+    fold = runs["span"] / "fold0"
+    out = tmp_path / "again.jsonl"
+    predict_main([str(fold), str(fold / "gold.conll"), str(tmp_path / "again.conll"), "--probabilities", str(out)])
+    again, original = read_probabilities(out), read_probabilities(fold / "probabilities.jsonl")
+    assert [p.post_id for p in again.posts] == [p.post_id for p in original.posts]
+    for a, b in zip(again.posts, original.posts):  # other batches, other padding: float noise only
+        assert np.allclose(a.values, b.values, atol=1e-4)
+    assert (tmp_path / "again.conll").read_text() == (fold / "predictions.conll").read_text()
+    ensemble_out = tmp_path / "ensemble.jsonl"
+    predict_main([str(runs["span"]), str(fold / "gold.conll"), str(tmp_path / "ensemble.conll"),
+                  "--probabilities", str(ensemble_out)])
+    ensemble = read_probabilities(ensemble_out)
+    assert ensemble.views == original.views and len(ensemble) == len(original)
+
+
+def test_tag_writes_probabilities_of_raw_posts(runs, tmp_path, capsys):
+    out = tmp_path / "tagged.jsonl"
+    tag_main([str(runs["post"] / "fold0"), "--text", "I soliti politici ci rubano tutto", "--text", "Ciao",
+              "--json", "--probabilities", str(out)])
+    capsys.readouterr()
+    tagged = read_probabilities(out)
+    assert [p.post_id for p in tagged.posts] == ["1", "2"] and tagged.level == "post"
+
+
+def test_evaluate_soft_refuses_probabilities_of_other_posts(runs, tmp_path, capsys):
+    fold = runs["span"] / "fold0"
+    lines = (fold / "probabilities.jsonl").read_text().splitlines()
+    shorter = tmp_path / "shorter.jsonl"
+    shorter.write_text("\n".join(lines[:-1]) + "\n")
+    with pytest.raises(SystemExit) as stopped:
+        evaluate_main(["-T", "span-fine", "-G", str(fold / "gold.conll"), "-P", str(fold / "predictions.conll"),
+                       "--soft", str(shorter)])
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err
+    assert "shorter.jsonl" in error and f"has {len(lines) - 1} posts, the gold file {len(lines)}" in error
+    with pytest.raises(SystemExit):
+        evaluate_main(["-T", "span-coarse", "-G", str(fold / "gold.conll"), "-P", str(fold / "predictions.conll"),
+                       "--soft", str(fold / "probabilities.jsonl")])
+    assert "a coarse task needs a coarse model" in capsys.readouterr().err
