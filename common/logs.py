@@ -15,11 +15,30 @@ PROJECT_PACKAGES = ("common", "metrics", "models", "faina", "missci", "fallacy",
 LEVELS = {-1: logging.WARNING, 0: logging.INFO, 1: logging.DEBUG}
 
 
+def _has_own_handler(name: str) -> bool:
+    """Whether a logger below the root on ``name``'s chain prints by itself (Lightning's does)."""
+    logger = logging.getLogger(name)
+    while logger is not None and logger.name != "root":
+        if logger.handlers:
+            return True
+        logger = logger.parent if logger.propagate else None
+    return False
+
+
 class _CurrentStderr(logging.StreamHandler):
-    """A handler that writes to whatever ``sys.stderr`` is when a record is emitted (pytest swaps it)."""
+    """A handler that writes to whatever ``sys.stderr`` is when a record is emitted (pytest swaps it).
+
+    It prints the project's records and other libraries' warnings, except those a library's own handler has
+    printed already (so Lightning's notices do not show twice)."""
 
     def __init__(self):
         super().__init__(sys.stderr)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _has_own_handler(record.name):
+            return False
+        ours = record.name.split(".")[0] in PROJECT_PACKAGES
+        return (ours or record.levelno >= logging.WARNING) and super().filter(record)
 
     @property
     def stream(self):

@@ -72,7 +72,7 @@ def _predict_outputs(model, meta: dict, corpus, batch_size: int) -> list[dict]:
     trainer = pl.Trainer(accelerator="auto", devices=1, logger=False, enable_checkpointing=False,
                          enable_model_summary=False, enable_progress_bar=False)
     with torch.inference_mode():
-        return trainer.predict(model, dataloaders=datamodule.test_dataloader())
+        return trainer.predict(model, dataloaders=datamodule.test_dataloader(), weights_only=True)
 
 
 def write_ensemble_submission(results_dir: Path, corpus, batch_size: int = 32) -> Path:

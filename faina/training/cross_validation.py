@@ -121,7 +121,7 @@ def predict_on_one_device(cfg: DictConfig, model, datamodule) -> list[dict]:
                          enable_checkpointing=False, enable_model_summary=False, enable_progress_bar=bar is not None,
                          callbacks=[hydra.utils.instantiate(bar)] if bar is not None else None,
                          precision=cfg.trainer.get("precision", "32-true"))
-    return trainer.predict(model, datamodule=datamodule)
+    return trainer.predict(model, datamodule=datamodule, weights_only=True)  # no checkpoint is read; says so
 
 
 def flat_test_metrics(result: dict) -> dict[str, float]:

@@ -39,3 +39,18 @@ def test_train_py_takes_the_switches_before_hydra_parses_its_overrides():
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         assert "name: post-f" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_a_library_with_its_own_handler_is_not_printed_twice(capsys):
+    library = logging.getLogger("some_library.sub")
+    own = logging.StreamHandler(sys.stderr)
+    logging.getLogger("some_library").addHandler(own)
+    try:
+        show_progress(0)
+        library.warning("once")
+        logging.getLogger("other_library").info("an INFO of a library without a handler stays hidden")
+        logging.getLogger("other_library").warning("its warning shows")
+        err = capsys.readouterr().err
+        assert err.count("once") == 1 and "its warning shows" in err and "stays hidden" not in err
+    finally:
+        logging.getLogger("some_library").removeHandler(own)
