@@ -26,7 +26,7 @@ def label_colours(inventory: LabelInventory, labels: Sequence[str]) -> dict[str,
         roots = inventory.roots_of.get(label) or ((label,) if label in inventory.coarse else ("other",))
         groups.setdefault(roots[0], []).append(label)
     colours = {}
-    for k, (group, members) in enumerate(sorted(groups.items())):
+    for k, (_root, members) in enumerate(sorted(groups.items())):
         cmap = colormaps[FAMILIES[k % len(FAMILIES)]]
         for i, label in enumerate(members):
             colours[label] = to_hex(cmap(0.25 + 0.5 * i / max(1, len(members) - 1)))

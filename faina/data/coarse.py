@@ -21,12 +21,12 @@ def coarse_spans(spans: Iterable[Span], inventory: LabelInventory) -> tuple[Span
     for category, ranges in by_category.items():
         ranges.sort()
         first, last = ranges[0]
-        for f, l in ranges[1:]:
-            if f <= last:  # shares at least one token
-                last = max(last, l)
+        for start, end in ranges[1:]:
+            if start <= last:  # shares at least one token
+                last = max(last, end)
             else:
                 merged.append(Span(first, last, category))
-                first, last = f, l
+                first, last = start, end
         merged.append(Span(first, last, category))
     return tuple(sorted(merged, key=span_order))
 

@@ -1,7 +1,6 @@
-import logging
-
 """The finetune runner through Hydra on a tiny random Llama: folds, adapters, pooled scores, reruns, the CLI."""
 import json
+import logging
 
 import pytest
 import torch
