@@ -146,7 +146,7 @@ def test_load_causal_lm_generates_and_skips_4bit_with_one_notice(replicas, name,
 
     import torch
 
-    from models.llm.loading import loading as llm
+    from models.llm import loading as llm
 
     llm._FOUR_BIT_NOTICES.clear()
     spec = llm.CausalLMSpec(name_or_path=str(replicas[name]), load_in_4bit=True, device="cpu", dtype="float32")
