@@ -81,7 +81,7 @@ encoders = st.fixed_dictionaries({"name": st.none() | st.sampled_from(("minilm",
                                   "max_length": st.integers(2, 4096), "trust_remote_code": st.just(False)})
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def inventory():
     from faina.formats.labels import LabelInventory
 
@@ -140,7 +140,7 @@ def as_bytes(document) -> bytes:
 
 
 # --- a tiny untrained model, its weights and an exported folder (once per session) -------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tiny_encoder_dir() -> Path:
     from helpers.trained import save_tiny_encoder
 
@@ -161,7 +161,7 @@ TINY_BLOCK = {"name": "mvmd", "architecture": "MVMD", "dropout": 0.1, "module": 
               "optimizer": {"name": "adamw", "lr": 1e-4}, "scheduler": {"name": "slanted_triangular"}}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tiny_model():
     """``(model, model.json content)``: the MVMD model the content describes, with random untrained weights."""
     import torch
@@ -181,20 +181,20 @@ def tiny_model():
     return model.eval(), meta
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tiny_state() -> dict:
     model, _ = tiny_model()
     return {name: value.detach().clone().contiguous() for name, value in model.state_dict().items()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tiny_weights() -> bytes:
     from safetensors.torch import save
 
     return save(tiny_state(), metadata={"format": "pt"})
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def exported_folder() -> Path:
     """A folder written by ``write_model_folder`` from the tiny model (the config.json fuzz tests' template)."""
     from faina.serving.model_folder import write_model_folder

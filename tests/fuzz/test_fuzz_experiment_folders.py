@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from common.renames import with_current_targets
 from fuzz.model_files import TINY_BLOCK, hostile_documents, spoiled_documents, tiny_fold_json, tiny_weights
-from fuzz.support import SCRATCH, JUNK_SCALARS, fuzz_settings, json_junk, outcome, spoiled_bytes, tried
+from fuzz.support import JUNK_SCALARS, SCRATCH, fuzz_settings, json_junk, outcome, spoiled_bytes, tried
 from helpers.hostile import tripwires
 
 GUARD = "experiment.json (guard_same_experiment)"
@@ -28,7 +28,7 @@ FOLDS = "results folder (fold_dirs)"
 PREDICTOR = "results folder (load_predictor)"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def run_config():
     """The composed training config of a small span run (what a rerun compares experiment.json with), resolved
     once: the guard resolves it again on every call, and a config of plain values resolves in a tenth of the time."""
@@ -45,7 +45,7 @@ def run_config():
     return OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def identity() -> dict:
     from common.experiments import experiment_identity
 
@@ -80,7 +80,7 @@ def test_a_first_run_writes_the_identity_a_rerun_accepts():
     assert err is None, err
 
 
-@fuzz_settings(800)
+@fuzz_settings(600)
 @given(st.data())
 def test_a_rerun_accepts_exactly_the_same_configuration(data):
     kind, spoiled = data.draw(spoiled_documents(identity()))
@@ -89,7 +89,7 @@ def test_a_rerun_accepts_exactly_the_same_configuration(data):
     assert (err is None) == same, (kind, err)
 
 
-@fuzz_settings(400)
+@fuzz_settings(300)
 @given(st.data())
 def test_hostile_nodes_in_experiment_json_refuse_the_rerun_and_never_run(data):
     victim = SCRATCH / "victim" / "VICTIM"
@@ -103,7 +103,7 @@ def test_hostile_nodes_in_experiment_json_refuse_the_rerun_and_never_run(data):
     assert (err is None) == (with_current_targets(hostile) == identity())  # a Hydra key it already had: the same
 
 
-@fuzz_settings(200)
+@fuzz_settings(100)
 @given(st.data())
 def test_broken_bytes_in_experiment_json_refuse_the_rerun(data):
     _, spoiled = data.draw(spoiled_bytes(json.dumps(identity()).encode("utf-8")))
@@ -120,12 +120,12 @@ def _same_json(data: bytes) -> bool:
 
 
 # --- a results folder given to predict with -------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tiny_model_json() -> str:
     return json.dumps(tiny_fold_json(TINY_BLOCK))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def weights_file():
     path = SCRATCH / "tiny-weights" / "model.safetensors"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -143,7 +143,8 @@ def tiny_fold(folder, finished: bool):
 
 
 # (null is "not recorded", like a missing key: the folds found are the experiment's, see the "no-cv" case)
-num_folds_junk = st.sampled_from([v for v in JUNK_SCALARS if v is not None]) | st.integers(-5, 5) | st.sampled_from((10 ** 6, 2 ** 70, 1.0, "2"))
+num_folds_junk = (st.sampled_from([v for v in JUNK_SCALARS if v is not None]) | st.integers(-5, 5)
+                  | st.sampled_from((10 ** 6, 2 ** 70, 1.0, "2")))
 
 
 @st.composite

@@ -36,7 +36,8 @@ def llm_blocks(draw) -> dict:
     """A resolved ``conf/llm`` node as a run holds it (its backend the Hydra node of ``conf/llm/backend``)."""
     return {"name": draw(st.none() | st.sampled_from(("tiny-llama", "llama2-7b"))),
             "name_or_path": draw(st.sampled_from(("tiny-llama", "meta-llama/Llama-2-7b-chat-hf", "/m/x"))),
-            "gguf_file": draw(st.none() | st.just("model.Q4_K_M.gguf")), "tokenizer": draw(st.none() | st.just("minilm")),
+            "gguf_file": draw(st.none() | st.just("model.Q4_K_M.gguf")),
+            "tokenizer": draw(st.none() | st.just("minilm")),
             "load_in_4bit": draw(st.booleans()), "dtype": draw(st.sampled_from(("auto", "float16", "bfloat16"))),
             "device": draw(st.sampled_from(("cpu", "auto", "cuda:0"))), "trust_remote_code": False,
             "tiny_config": draw(st.none() | tiny), "seed": draw(st.integers(0, 2 ** 32 - 1)),
@@ -81,7 +82,7 @@ def read(data: bytes):
     return outcome(lambda: read_bundle(folder()))
 
 
-@fuzz_settings(300)
+@fuzz_settings(250)
 @given(bundles())
 def test_written_bundles_read_back_to_their_values(drawn):
     arguments, llm = drawn
@@ -95,7 +96,7 @@ def test_written_bundles_read_back_to_their_values(drawn):
     assert bundle["trained_on_arguments"] == sorted(arguments["trained_on"])
 
 
-@fuzz_settings(450)
+@fuzz_settings(400)
 @given(bundles(), st.data())
 def test_junk_in_a_bundle_ends_in_one_user_error(drawn, data):
     content = written(drawn[0])
@@ -115,7 +116,7 @@ def holds(read, given) -> bool:
     return read == given and type(read) is type(given)
 
 
-@fuzz_settings(300)
+@fuzz_settings(250)
 @given(bundles(), st.data())
 def test_hostile_nodes_in_a_bundle_are_refused_and_never_called(drawn, data):
     victim = SCRATCH / "victim" / "VICTIM"
@@ -130,7 +131,7 @@ def test_hostile_nodes_in_a_bundle_are_refused_and_never_called(drawn, data):
     assert err is not None and BUNDLE_FILE in str(err)
 
 
-@fuzz_settings(150)
+@fuzz_settings(100)
 @given(bundles(), st.data())
 def test_broken_bytes_in_a_bundle_end_in_one_user_error(drawn, data):
     content = written(drawn[0])

@@ -90,7 +90,7 @@ def fold_files(draw) -> tuple[dict, dict]:
 
 
 # --- fold model.json ----------------------------------------------------------------------------------------
-@fuzz_settings(300)
+@fuzz_settings(250)
 @given(fold_files())
 def test_valid_fold_model_json_reads_back_to_its_values(drawn):
     meta, block = drawn
@@ -118,7 +118,7 @@ def _same_values_where_accepted(result, spoiled: dict):
                 assert saved[part][key] == value
 
 
-@fuzz_settings(450)
+@fuzz_settings(400)
 @given(fold_files(), st.data())
 def test_junk_in_a_fold_model_json_ends_in_one_user_error(drawn, data):
     meta, _ = drawn
@@ -130,7 +130,7 @@ def test_junk_in_a_fold_model_json_ends_in_one_user_error(drawn, data):
         _same_values_where_accepted(result, spoiled)
 
 
-@fuzz_settings(300)
+@fuzz_settings(250)
 @given(fold_files(), st.data())
 def test_hostile_nodes_in_a_fold_model_json_are_refused_and_never_called(drawn, data):
     victim = victim_file()
@@ -139,7 +139,7 @@ def test_hostile_nodes_in_a_fold_model_json_are_refused_and_never_called(drawn, 
     assert err is not None and "model.json" in str(err)
 
 
-@fuzz_settings(150)
+@fuzz_settings(100)
 @given(fold_files(), st.data())
 def test_broken_bytes_in_a_fold_model_json_end_in_one_user_error(drawn, data):
     kind, spoiled = data.draw(spoiled_bytes(json.dumps(drawn[0], ensure_ascii=False).encode("utf-8")))
@@ -192,7 +192,7 @@ def test_the_exported_template_is_the_writers_output():
     assert config["labels"] == list(inventory().labels_of("fine")) and FAINA_INVENTORY
 
 
-@fuzz_settings(300)
+@fuzz_settings(250)
 @given(folder_configs())
 def test_valid_exported_config_reads_back_to_its_values(config):
     result, err = read_folder(json.dumps(config).encode("utf-8"))
@@ -208,7 +208,7 @@ def test_valid_exported_config_reads_back_to_its_values(config):
     assert {k: saved["module"][k] for k in config["module"]} == config["module"]
 
 
-@fuzz_settings(450)
+@fuzz_settings(400)
 @given(folder_configs(), st.data())
 def test_junk_in_an_exported_config_ends_in_one_user_error(config, data):
     kind, spoiled = data.draw(spoiled_documents(config))
@@ -222,7 +222,7 @@ def test_junk_in_an_exported_config_ends_in_one_user_error(config, data):
                 all(dumped["encoder"][k] == v for k, v in value.items())
 
 
-@fuzz_settings(300)
+@fuzz_settings(250)
 @given(folder_configs(), st.data())
 def test_hostile_nodes_in_an_exported_config_are_refused_and_never_called(config, data):
     victim = victim_file()
@@ -231,7 +231,7 @@ def test_hostile_nodes_in_an_exported_config_are_refused_and_never_called(config
     assert err is not None and "config.json" in str(err)
 
 
-@fuzz_settings(150)
+@fuzz_settings(100)
 @given(folder_configs(), st.data())
 def test_broken_bytes_in_an_exported_config_end_in_one_user_error(config, data):
     kind, spoiled = data.draw(spoiled_bytes(json.dumps(config, ensure_ascii=False).encode("utf-8")))
