@@ -109,14 +109,23 @@ class LabelInventory:
     def load(cls, path: str | Path) -> "LabelInventory":
         """Read an inventory YAML file (a dataset package may add named defaults, as ``faina.formats.labels``)."""
         path = Path(path)
-        if not path.is_file():
-            raise UserError("label inventory file not found", path=path,
-                            fix="give the path of an existing label inventory YAML (docs/faina-format.md describes the layout)")
+        fix = "give the path of an existing label inventory YAML (docs/faina-format.md describes the layout)"
+        try:  # the path may come from a saved model.json: a name too long for the file system is an OSError
+            found = path.is_file()
+        except (OSError, ValueError) as err:
+            raise UserError(f"not a usable path ({type(err).__name__}: {err.args[-1] if err.args else err})",
+                            path=str(path)[:200], fix=fix) from None
+        if not found:
+            raise UserError("label inventory file not found", path=path, fix=fix)
         try:
-            spec = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+            text = path.read_text(encoding="utf-8")
+        except OSError as err:
+            raise UserError(f"cannot read the file ({err.strerror or err})", path=path, fix=fix) from None
         except UnicodeDecodeError as err:
             raise UserError(f"not UTF-8 (byte at offset {err.start})", path=path,
                             fix="re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`") from None
+        try:
+            spec = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
         except yaml.YAMLError as err:
             raise UserError(f"not valid YAML ({err})", path=path, fix="correct the YAML syntax") from None
         except RecursionError:

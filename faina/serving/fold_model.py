@@ -56,39 +56,50 @@ def export_model(model, cfg: DictConfig, level: str, grain: str, labels, num_vie
     return atomic_write_json(fold_dir / "model.json", meta)
 
 
-def load_exported(model_dir: str | Path, trust_remote_code: bool = False):
-    """Rebuild an exported model for prediction: ``(model, meta)``.
-
-    ``model_dir`` is a fold folder of a run (``model.json`` + ``model.safetensors``) or a self-contained
-    model folder written by ``python -m faina.export`` (``config.json``; see ``faina.serving.model_folder``).
-    Every field is checked before anything is built; ``trust_remote_code`` (the caller's, never the file's)
-    allows an encoder whose model.json asks for custom code.
-    """
+def check_fold_folder(model_dir: str | Path, trust_remote_code: bool = False):
+    """Everything ``load_exported`` checks in a fold folder before it builds anything: ``(model.json, checked
+    model block, encoder block, label inventory)``. The fuzz tests call it on hostile folders without a model."""
     model_dir = Path(model_dir)
-    from faina.data.levels import LEVELS
-    from faina.serving.model_folder import CONFIG_FILE, load_model_folder
-    from models.encoder import ChunkedEncoder
-    from models.saved_model import build_model as build_named_model
-    from models.weights_file import load_weights, tensor_shapes
-
-    if (model_dir / CONFIG_FILE).is_file() and not (model_dir / "model.json").is_file():
-        return load_model_folder(model_dir)  # checks that config.json is a Faina model's, with one message
     meta_path, weights = model_dir / "model.json", model_dir / "model.safetensors"
     for path in (meta_path, weights):
         if not path.is_file():
             raise UserError("not an exported model folder (missing file)", path=path,
                             fix="point to a fold folder of a finished run, e.g. results/<name>/fold0, or to a "
                                 "folder written by python -m faina.export")
+    from models.weights_file import tensor_shapes
+
     top, named, encoder_block = read_fold_model_file(meta_path, trust_remote_code)
     inventory = LabelInventory.load(top.labels_inventory)
     check_labels(top.labels, top.grain, inventory, meta_path, FOLD_FIX)
     tensor_shapes(weights, FOLD_FIX)  # a file that is not safetensors is refused before the encoder loads
+    return top, named, encoder_block, inventory
+
+
+def load_exported(model_dir: str | Path, trust_remote_code: bool = False):
+    """Rebuild an exported model for prediction: ``(model, meta)``.
+
+    ``model_dir`` is a fold folder of a run (``model.json`` + ``model.safetensors``) or a self-contained
+    model folder written by ``python -m faina.export`` (``config.json``; see ``faina.serving.model_folder``).
+    Every field is checked before anything is built (``check_fold_folder``); ``trust_remote_code`` (the
+    caller's, never the file's) allows an encoder whose model.json asks for custom code.
+    """
+    model_dir = Path(model_dir)
+    from faina.data.levels import LEVELS
+    from faina.serving.model_folder import CONFIG_FILE, load_model_folder
+    from models.encoder import ChunkedEncoder
+    from models.saved_model import build_model as build_named_model
+    from models.weights_file import load_weights
+
+    if (model_dir / CONFIG_FILE).is_file() and not (model_dir / "model.json").is_file():
+        return load_model_folder(model_dir)  # checks that config.json is a Faina model's, with one message
+    top, named, encoder_block, inventory = check_fold_folder(model_dir, trust_remote_code)
+    meta_path = model_dir / "model.json"
     encoder = ChunkedEncoder(name_or_path=encoder_block.name_or_path, max_length=encoder_block.max_length,
                              dropout=named.dropout, trust_remote_code=encoder_block.trust_remote_code,
                              name=encoder_block.name)
     model = build_named_model(named, encoder, top.num_views, top.labels,
                               LEVELS[top.level].metric(inventory, top.num_views), path=meta_path)
-    load_weights(weights, model, FOLD_FIX)
+    load_weights(model_dir / "model.safetensors", model, FOLD_FIX)
     model.eval()
     meta = fold_model_json(top.task, top.level, top.grain, top.labels, top.num_views, top.labels_inventory, named,
                            encoder_block.model_dump())

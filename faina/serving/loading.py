@@ -13,16 +13,17 @@ an ensemble of whatever happened to finish would be a different model each time 
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from common.errors import UserError
+from common.untrusted import read_json_object
 from faina.serving.fold_model import load_exported
 
 MODEL_FILES = ("model.json", "model.safetensors")
 FOLD_DIR = re.compile(r"fold(\d+)$")
 # what must agree between members for their average to mean anything
+MAX_FOLDS = 1000  # more than any cross-validation; a bigger count in experiment.json is damage
 SHARED_META = ("task", "level", "grain", "labels", "num_views", "labels_inventory")
 
 
@@ -34,16 +35,27 @@ def is_model_dir(path: Path) -> bool:
 
 
 def expected_folds(results_dir: Path) -> int | None:
-    """How many fold models the experiment's configuration asks for (``None`` when it is not recorded)."""
+    """How many fold models the experiment's configuration asks for (``None`` when it is not recorded).
+
+    ``experiment.json`` may come with someone else's results folder: a damaged one, or a ``cv.num_folds`` that is
+    not a fold count, is one message (guessing the folds instead would ensemble whatever happens to be there)."""
     saved = results_dir / "experiment.json"
     if not saved.is_file():
         return None
-    try:
-        cv = json.loads(saved.read_text(encoding="utf-8")).get("cv") or {}
-    except (OSError, ValueError):
+    fix = "restore the experiment.json that the run wrote, or predict with one of its fold folders"
+    cv = read_json_object(saved, "the saved experiment config", fix).get("cv")
+    if cv is None:
         return None
+    if not isinstance(cv, dict):
+        raise UserError(f"the field cv must be a mapping, not {type(cv).__name__}", path=saved, fix=fix)
     count = cv.get("num_folds")
-    return int(count) if isinstance(count, int) else None
+    if count is None:
+        return None
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_FOLDS:
+        shown = repr(count) if len(repr(count)) <= 40 else type(count).__name__
+        raise UserError(f"the field cv.num_folds must be a whole number of folds from 1 to {MAX_FOLDS} (got {shown})",
+                        path=saved, fix=fix)
+    return count
 
 
 def fold_dirs(results_dir: Path) -> list[Path]:

@@ -118,16 +118,14 @@ def read_config(folder: str | Path) -> dict:
     return read_folder_config(Path(folder) / CONFIG_FILE).model_dump()
 
 
-def load_model_folder(folder: str | Path, device: str | torch.device = "cpu"):
-    """``(model, meta)`` from a self-contained folder; ``meta`` has the keys of a fold's model.json."""
+def check_model_folder(folder: str | Path):
+    """Everything ``load_model_folder`` checks before it builds anything: ``(config, checked model block,
+    label inventory)``. The fuzz tests call it on hostile folders without a model."""
     from faina.serving.saved_files import FOLDER_FIX, check_folder_model, check_labels, read_folder_config
-    from models.encoder import ChunkedEncoder
-    from models.saved_model import build_model
-    from models.weights_file import load_weights, tensor_shapes
+    from models.weights_file import tensor_shapes
 
     folder = Path(folder)
     config = read_folder_config(folder / CONFIG_FILE)
-    encoder_path = folder / config.encoder.path
     for name in (WEIGHTS_FILE, LABELS_FILE, f"{config.encoder.path}/config.json"):
         if not (folder / name).is_file():
             raise UserError(f"the model folder lacks {name}", path=folder / name, fix=FOLDER_FIX)
@@ -135,6 +133,19 @@ def load_model_folder(folder: str | Path, device: str | torch.device = "cpu"):
     inventory = LabelInventory.load(folder / LABELS_FILE)
     check_labels(config.labels, config.grain, inventory, folder / CONFIG_FILE, FOLDER_FIX)
     tensor_shapes(folder / WEIGHTS_FILE, FOLDER_FIX)  # not safetensors: refused before the encoder is built
+    return config, named, inventory
+
+
+def load_model_folder(folder: str | Path, device: str | torch.device = "cpu"):
+    """``(model, meta)`` from a self-contained folder; ``meta`` has the keys of a fold's model.json."""
+    from faina.serving.saved_files import FOLDER_FIX
+    from models.encoder import ChunkedEncoder
+    from models.saved_model import build_model
+    from models.weights_file import load_weights
+
+    folder = Path(folder)
+    config, named, _ = check_model_folder(folder)
+    encoder_path = folder / config.encoder.path
     encoder = ChunkedEncoder(name_or_path=str(encoder_path), max_length=config.encoder.max_length,
                              dropout=config.dropout, name=config.encoder.name, pretrained_weights=False)
     model = build_model(named, encoder, config.num_views, config.labels, path=folder / CONFIG_FILE)

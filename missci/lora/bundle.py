@@ -74,10 +74,24 @@ def check_bundle(raw: Any, path: Path, trust_remote_code: bool = False) -> dict:
     """The bundle with every field checked and its ``llm`` block in named form."""
     if not isinstance(raw, dict):
         raise UserError(f"{BUNDLE_FILE} must be a JSON object", path=path, fix=BUNDLE_FIX)
-    refuse_code({k: v for k, v in raw.items() if k != "llm"}, path)  # llm: translated first, then checked
+    refuse_code(_names_and_settings(raw), path)  # llm: translated first, then checked
     bundle = validated(Bundle, raw, path, fix=BUNDLE_FIX)
     llm = check_llm_block(bundle.llm, path, trust_remote_code)
     return {**bundle.model_dump(), "llm": llm.saved()}
+
+
+def _names_and_settings(raw: dict) -> dict:
+    """The bundle without ``llm`` and without its free text (the system prompt, the argument ids), for the
+    Hydra/interpolation scan: a prompt may well say ``${price}``, and it is text handed to the chat template,
+    never to OmegaConf. Keys are still scanned everywhere, and a non-string there fails the schema anyway."""
+    scanned = {k: v for k, v in raw.items() if k != "llm"}
+    chat = scanned.get("chat")
+    if isinstance(chat, dict) and isinstance(chat.get("system_prompt"), str):
+        scanned["chat"] = {**chat, "system_prompt": None}
+    ids = scanned.get("trained_on_arguments")
+    if isinstance(ids, list) and all(isinstance(item, str) for item in ids):
+        scanned["trained_on_arguments"] = []
+    return scanned
 
 
 def read_bundle(directory: str | Path, trust_remote_code: bool = False) -> dict:
