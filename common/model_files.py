@@ -65,6 +65,12 @@ def _check_architecture(folder: Path, config: dict, config_key: str, trust_remot
     model_type = config.get("model_type")
     if model_type in CONFIG_MAPPING or (trust_remote_code and config.get("auto_map")):
         return
+    if config.get("auto_map"):  # the folder ships Python code of its own: data from elsewhere is never run
+        raise ModelFolderIncomplete(
+            f"config.json asks for custom code (auto_map: {sorted(config['auto_map'])}) for the architecture "
+            f"{model_type!r}; code that comes with a model is never run unless you allow it", path=folder,
+            fix="use a model of an architecture transformers knows, or, only for a folder you trust, set "
+                "trust_remote_code (encoder.trust_remote_code=true / --trust-remote-code)")
     import transformers
     what = f"the architecture {model_type!r}" if model_type else "no model_type"
     raise ModelFolderIncomplete(
