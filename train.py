@@ -3,6 +3,7 @@
 Hydra composes ``conf/``; ``run(cfg)`` picks the runner that the task config names for the chosen mode
 (``mode=finetune`` or ``mode=zero-shot``) and returns its metrics, so sweeps can optimise them.
 """
+
 from __future__ import annotations
 
 import logging
@@ -52,8 +53,9 @@ def run(cfg: DictConfig) -> dict[str, float]:
     """Run the configured task and mode; return a flat dict of metrics."""
     runners = cfg.task.get("runners") or {}
     if cfg.mode.name not in runners:
-        raise UserError(f"task {cfg.task.name!r} has no {cfg.mode.name!r} mode",
-                        fix=f"choose mode= one of {sorted(runners)}")
+        raise UserError(
+            f"task {cfg.task.name!r} has no {cfg.mode.name!r} mode", fix=f"choose mode= one of {sorted(runners)}"
+        )
     runner = hydra.utils.instantiate(runners[cfg.mode.name])
     return runner(cfg)
 

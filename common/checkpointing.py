@@ -15,6 +15,7 @@ load is reported by name and the fold restarts from scratch instead of trusting 
 ``metrics.json`` exists, the runner deletes ``checkpoints/`` (the exported model holds the best weights)
 unless ``checkpoint.keep=true``.
 """
+
 from __future__ import annotations
 
 import logging
@@ -47,11 +48,17 @@ REQUIRED_KEYS = ("state_dict", "loops", "callbacks", "global_step")
 def capture_rng() -> dict[str, Any]:
     """Python, numpy, torch (and CUDA) RNG states, in types that ``torch.load(weights_only=True)`` accepts."""
     numpy_state = np.random.get_state(legacy=False)
-    state = {"python": random.getstate(), "torch": torch.get_rng_state(),
-             "numpy": {"bit_generator": numpy_state["bit_generator"],
-                       "key": torch.from_numpy(numpy_state["state"]["key"].astype(np.int64)),
-                       "pos": int(numpy_state["state"]["pos"]), "has_gauss": int(numpy_state["has_gauss"]),
-                       "gauss": float(numpy_state["gauss"])}}
+    state = {
+        "python": random.getstate(),
+        "torch": torch.get_rng_state(),
+        "numpy": {
+            "bit_generator": numpy_state["bit_generator"],
+            "key": torch.from_numpy(numpy_state["state"]["key"].astype(np.int64)),
+            "pos": int(numpy_state["state"]["pos"]),
+            "has_gauss": int(numpy_state["has_gauss"]),
+            "gauss": float(numpy_state["gauss"]),
+        },
+    }
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -61,9 +68,14 @@ def restore_rng(state: dict[str, Any]) -> None:
     random.setstate(state["python"])
     torch.set_rng_state(state["torch"])
     saved = state["numpy"]
-    np.random.set_state({"bit_generator": saved["bit_generator"],
-                         "state": {"key": saved["key"].numpy().astype(np.uint32), "pos": saved["pos"]},
-                         "has_gauss": saved["has_gauss"], "gauss": saved["gauss"]})
+    np.random.set_state(
+        {
+            "bit_generator": saved["bit_generator"],
+            "state": {"key": saved["key"].numpy().astype(np.uint32), "pos": saved["pos"]},
+            "has_gauss": saved["has_gauss"],
+            "gauss": saved["gauss"],
+        }
+    )
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
 
@@ -100,8 +112,11 @@ class AtomicCheckpointIO(TorchCheckpointIO):
     def load_checkpoint(self, path, map_location=lambda storage, loc: storage, weights_only: bool | None = None):
         damage = checkpoint_damage(path)
         if damage is not None:
-            raise UserError(f"the checkpoint is damaged ({damage})", path=path,
-                            fix="delete it; a rerun then starts this fold from scratch")
+            raise UserError(
+                f"the checkpoint is damaged ({damage})",
+                path=path,
+                fix="delete it; a rerun then starts this fold from scratch",
+            )
         return super().load_checkpoint(path, map_location=map_location, weights_only=True)
 
 
@@ -116,7 +131,9 @@ def resume_checkpoint(fold_dir: Path, fold: int) -> str | None:
     if damage is None:
         log.info("fold %d: resuming from %s", fold, last)
         return str(last)
-    log.warning("fold %d: %s is damaged (%s); deleting the fold's checkpoints and training it from scratch", fold, last, damage)
+    log.warning(
+        "fold %d: %s is damaged (%s); deleting the fold's checkpoints and training it from scratch", fold, last, damage
+    )
     shutil.rmtree(folder)
     return None
 
@@ -129,8 +146,11 @@ def load_weights(path: str | Path) -> dict[str, torch.Tensor]:
     try:
         return load_file(str(path))
     except Exception as err:
-        raise UserError(f"the best weights do not load ({err})", path=path,
-                        fix=f"delete {Path(path).parent} to train this fold again") from None
+        raise UserError(
+            f"the best weights do not load ({err})",
+            path=path,
+            fix=f"delete {Path(path).parent} to train this fold again",
+        ) from None
 
 
 # --- the callback -------------------------------------------------------------------------------------------
@@ -192,16 +212,24 @@ class FoldCheckpoint(Checkpoint):
                     stale.unlink()
 
     def state_dict(self) -> dict[str, Any]:
-        return {"monitor": self.monitor, "mode": self.mode, "best_model_score": self.best_model_score,
-                "best_epoch": self.best_epoch, "rng": capture_rng()}
+        return {
+            "monitor": self.monitor,
+            "mode": self.mode,
+            "best_model_score": self.best_model_score,
+            "best_epoch": self.best_epoch,
+            "rng": capture_rng(),
+        }
 
     # --- resuming ---
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.best_model_score = state_dict["best_model_score"]
         self.best_epoch = state_dict["best_epoch"]
         if self.best_epoch is not None and not self._best_file(self.best_epoch).is_file():
-            raise UserError(f"the checkpoint names best weights that are missing ({self._best_file(self.best_epoch).name})",
-                            path=self.dirpath / LAST, fix=f"delete {self.dirpath} to train this fold again")
+            raise UserError(
+                f"the checkpoint names best weights that are missing ({self._best_file(self.best_epoch).name})",
+                path=self.dirpath / LAST,
+                fix=f"delete {self.dirpath} to train this fold again",
+            )
         self._pending_rng = state_dict["rng"]
 
     def _restore_rng(self) -> None:

@@ -4,6 +4,7 @@ Every CLI (``python -m faina.evaluate`` or its console command ``faina-evaluate`
 user of such tools expects: ``--help`` that lists each option with its default, ``--version``, and a program
 name that matches how it was called. New CLIs call ``command_parser`` instead of ``argparse.ArgumentParser``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,13 @@ def command_parser(module: str, description: str | None, **kwargs) -> argparse.A
 class _VersionAction(argparse.Action):
     """argparse's ``version`` action, looking the version up only when ``--version`` is given."""
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                 help="show program's version number and exit"):
+    def __init__(
+        self,
+        option_strings,
+        dest=argparse.SUPPRESS,
+        default=argparse.SUPPRESS,
+        help="show program's version number and exit",
+    ):
         super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):

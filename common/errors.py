@@ -4,12 +4,14 @@ A researcher who points the framework at a malformed file or a missing model mus
 names the file, the line and the fix — never a traceback. Every module raises a ``UserError`` (or a
 subclass) for such mistakes; command-line entry points wrap their ``main`` with ``exit_on_user_error``.
 """
+
 from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -17,8 +19,9 @@ T = TypeVar("T")
 class UserError(Exception):
     """A mistake in the user's input or configuration, with a location and a fix."""
 
-    def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
-                 fix: str | None = None):
+    def __init__(
+        self, message: str, *, path: str | Path | None = None, line: int | None = None, fix: str | None = None
+    ):
         self.message = message
         self.path = str(path) if path is not None else None
         self.line = line

@@ -7,13 +7,15 @@ fold runs again. A rerun with another configuration under the same name is refus
 results, and so is a second run of the same experiment while the first is still going (``common.locking``).
 Under DDP only rank 0 reports.
 """
+
 from __future__ import annotations
 
 import contextlib
 import json
 import logging
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import TypeVar
 
 import hydra
 from lightning.fabric.utilities.rank_zero import rank_zero_only
@@ -32,8 +34,13 @@ log = logging.getLogger(__name__)
 Fold = TypeVar("Fold")
 
 
-def run_folds(cfg: DictConfig, exp_dir: Path, folds: Iterable[Fold], index_of: Callable[[Fold], int],
-              run_fold: Callable[[Fold, Path], dict]) -> list[dict] | None:
+def run_folds(
+    cfg: DictConfig,
+    exp_dir: Path,
+    folds: Iterable[Fold],
+    index_of: Callable[[Fold], int],
+    run_fold: Callable[[Fold, Path], dict],
+) -> list[dict] | None:
     """Results of the folds chosen by ``cv.folds`` (all when null); ``None`` on ranks other than 0."""
     wanted = set(cfg.cv.folds) if cfg.cv.get("folds") is not None else None
     results = []
@@ -114,12 +121,20 @@ def guard_same_experiment(cfg: DictConfig, exp_dir: Path) -> None:
     saved = exp_dir / "experiment.json"
     if saved.is_file():
         # only compared with this run's config, never instantiated: a tampered file can refuse the rerun, not run code
-        before = with_current_targets(read_json_object(saved, "the saved experiment config", fix=(
-            "give this run its own name=..., or delete the folder to start over")))
+        before = with_current_targets(
+            read_json_object(
+                saved,
+                "the saved experiment config",
+                fix=("give this run its own name=..., or delete the folder to start over"),
+            )
+        )
         if before != json.loads(json.dumps(identity)):
             changed = sorted(_diff_keys(before, identity))
-            raise UserError(f"the folder holds results of another configuration (differs in: {', '.join(changed)})",
-                            path=exp_dir, fix="give this run its own name=..., or delete the folder to start over")
+            raise UserError(
+                f"the folder holds results of another configuration (differs in: {', '.join(changed)})",
+                path=exp_dir,
+                fix="give this run its own name=..., or delete the folder to start over",
+            )
     exp_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_json(saved, identity)
     atomic_write_text(exp_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))

@@ -7,6 +7,7 @@ the process SIGKILLs itself the n-th time it gets there (default: the first), ex
 ``finally`` blocks, no atexit handlers, files left as they are. Unset (always, outside the tests), a kill
 point costs one dictionary lookup.
 """
+
 from __future__ import annotations
 
 import collections

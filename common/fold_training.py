@@ -7,6 +7,7 @@ run), logs that config once, checkpoints through ``FoldCheckpoint`` with the ato
 the end, logs its test metrics to every logger and closes it (W&B: the prediction file as an artifact, then
 ``finish()``, so the next fold starts a new run).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,15 +36,22 @@ class FoldTrainer:
         self.checkpoint = FoldCheckpoint(self.fold_dir / CHECKPOINT_DIR, cfg.checkpoint.monitor, cfg.checkpoint.mode)
         self.trainer: pl.Trainer | None = None
 
-    def fit(self, module: pl.LightningModule, trainer_overrides: dict[str, Any] | None = None,
-            **fit_inputs: Any) -> pl.Trainer:
+    def fit(
+        self, module: pl.LightningModule, trainer_overrides: dict[str, Any] | None = None, **fit_inputs: Any
+    ) -> pl.Trainer:
         """``Trainer.fit`` from the fold's ``trainer`` config, resumed from ``last.ckpt`` when there is one."""
         callbacks = [*instantiate_all(self.cfg.get("callbacks")), self.checkpoint]
-        self.trainer = hydra.utils.instantiate(self.cfg.trainer, logger=self.loggers or False, callbacks=callbacks,
-                                               plugins=[AtomicCheckpointIO()], default_root_dir=str(self.fold_dir),
-                                               **(trainer_overrides or {}))
-        self.trainer.fit(module, **fit_inputs, ckpt_path=resume_checkpoint(self.fold_dir, self.index),
-                         weights_only=True)
+        self.trainer = hydra.utils.instantiate(
+            self.cfg.trainer,
+            logger=self.loggers or False,
+            callbacks=callbacks,
+            plugins=[AtomicCheckpointIO()],
+            default_root_dir=str(self.fold_dir),
+            **(trainer_overrides or {}),
+        )
+        self.trainer.fit(
+            module, **fit_inputs, ckpt_path=resume_checkpoint(self.fold_dir, self.index), weights_only=True
+        )
         kill_point("trained")  # the fault tests' "killed after training, before the prediction file"
         return self.trainer
 

@@ -6,14 +6,16 @@ one, never half of one. A full disk (or a file-size limit) ends in one ``UserErr
 temporary file removed and the previous complete file untouched. A killed run can leave a temporary file
 behind; ``remove_partial_files`` sweeps them before a rerun starts (nothing ever reads them).
 """
+
 from __future__ import annotations
 
 import errno
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO
 
 from common.errors import UserError
 from common.faults import kill_point
@@ -23,9 +25,12 @@ DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 
 
 def disk_full_error(path: str | Path, err: OSError) -> UserError:
-    return UserError(f"cannot write this file: the disk is full or a file-size limit is reached ({err.strerror})",
-                     path=path, fix="free space on that disk (or set paths.results_dir to a larger one) and rerun the "
-                                    "same command: finished folds and the last complete checkpoint are kept")
+    return UserError(
+        f"cannot write this file: the disk is full or a file-size limit is reached ({err.strerror})",
+        path=path,
+        fix="free space on that disk (or set paths.results_dir to a larger one) and rerun the "
+        "same command: finished folds and the last complete checkpoint are kept",
+    )
 
 
 class _ErrorRecordingWriter:

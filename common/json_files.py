@@ -6,6 +6,7 @@ key twice keeps only the last value). These readers turn each case into one mess
 accept a UTF-8 byte-order mark and CRLF line ends (both harmless), and leave the checking of the values to the
 caller, which knows its fields.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,12 @@ def read_text(path: str | Path, fix: str) -> str:
     try:
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as err:
-        raise UserError(f"not UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start}).", path=path,
-                        line=data[:err.start].count(b"\n") + 1, fix=REENCODE_FIX) from None
+        raise UserError(
+            f"not UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start}).",
+            path=path,
+            line=data[: err.start].count(b"\n") + 1,
+            fix=REENCODE_FIX,
+        ) from None
 
 
 def parse_json(text: str, path: str | Path, line: int | None, fix: str) -> Any:
@@ -64,5 +69,8 @@ def read_json(path: str | Path, fix: str, missing_fix: str | None = None) -> Any
 def read_json_lines(path: str | Path, fix: str, missing_fix: str | None = None) -> list[tuple[int, Any]]:
     """``(line number, value)`` of every non-blank line of a JSON Lines file (CRLF line ends are fine)."""
     text = read_text(path, missing_fix or fix)
-    return [(number, parse_json(line, path, number, fix))
-            for number, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    return [
+        (number, parse_json(line, path, number, fix))
+        for number, line in enumerate(text.split("\n"), start=1)
+        if line.strip()
+    ]

@@ -5,6 +5,7 @@ brings its own labels without code changes. The taxonomy gives the two derived v
 span credit for a direct parent, and the coarse (macro-category) labels of each fine label. It lives at the floor
 because the metrics need it; the Faina default inventory is added by ``faina.formats.labels``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -34,8 +35,9 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             except TypeError:  # an unhashable key: SafeLoader reports it in its own words below
                 break
             if seen:
-                raise yaml.constructor.ConstructorError(None, None, f"the key {key!r} appears twice",
-                                                        key_node.start_mark)
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} appears twice", key_node.start_mark
+                )
             keys.add(key)
         return super().construct_mapping(node, deep=deep)
 
@@ -52,9 +54,12 @@ class LabelInventory:
     source: str = field(default="<dict>", compare=False)
 
     @classmethod
-    def from_dict(cls, spec: dict, source: str = "<dict>") -> "LabelInventory":
-        def bad(problem: str, fix: str = "give `fine` (label: short id, or a list of labels) and optionally "
-                                         "`parents` (label: [parent, ...]) and `coarse` (a list of labels)"):
+    def from_dict(cls, spec: dict, source: str = "<dict>") -> LabelInventory:
+        def bad(
+            problem: str,
+            fix: str = "give `fine` (label: short id, or a list of labels) and optionally "
+            "`parents` (label: [parent, ...]) and `coarse` (a list of labels)",
+        ):
             return UserError(problem, path=source, fix=fix)
 
         if not isinstance(spec, dict) or "fine" not in spec:
@@ -73,8 +78,10 @@ class LabelInventory:
             raise bad("`coarse` must be a list and `parents` a mapping")
         for label in [*fine_map, *coarse_spec]:
             if not _is_label(label):
-                raise bad(f"{str(label)[:40]!r} is not a label name",
-                          fix="label names are non-empty strings without |, tabs or line breaks (they are file cells)")
+                raise bad(
+                    f"{str(label)[:40]!r} is not a label name",
+                    fix="label names are non-empty strings without |, tabs or line breaks (they are file cells)",
+                )
         if not fine_map:
             raise bad("`fine` holds no labels")
         if len(set(coarse_spec)) != len(coarse_spec) or set(coarse_spec) & set(fine_map):
@@ -91,30 +98,41 @@ class LabelInventory:
                 raise bad(f"the parents of {str(child)[:40]!r} must be a list of labels")
             for name in [child, *ps]:
                 if not isinstance(name, str) or name not in known:
-                    raise UserError(f"taxonomy names the unknown label {name!r}", path=source,
-                                    fix="list it under `fine` or `coarse`, or correct its spelling")
+                    raise UserError(
+                        f"taxonomy names the unknown label {name!r}",
+                        path=source,
+                        fix="list it under `fine` or `coarse`, or correct its spelling",
+                    )
             parents[child] = tuple(ps)
         for label in fine:
             parents.setdefault(label, ())
         name = spec.get("name")
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise bad("`name` must be a non-empty string")
-        inventory = cls(name=name or Path(source).stem, fine=fine,
-                        short_ids={k: str(v) for k, v in fine_map.items()}, parents=parents,
-                        coarse=coarse, source=source)
+        inventory = cls(
+            name=name or Path(source).stem,
+            fine=fine,
+            short_ids={k: str(v) for k, v in fine_map.items()},
+            parents=parents,
+            coarse=coarse,
+            source=source,
+        )
         inventory._check_acyclic()
         return inventory
 
     @classmethod
-    def load(cls, path: str | Path) -> "LabelInventory":
+    def load(cls, path: str | Path) -> LabelInventory:
         """Read an inventory YAML file (a dataset package may add named defaults, as ``faina.formats.labels``)."""
         path = Path(path)
         fix = "give the path of an existing label inventory YAML (docs/faina-format.md describes the layout)"
         try:  # the path may come from a saved model.json: a name too long for the file system is an OSError
             found = path.is_file()
         except (OSError, ValueError) as err:
-            raise UserError(f"not a usable path ({type(err).__name__}: {err.args[-1] if err.args else err})",
-                            path=str(path)[:200], fix=fix) from None
+            raise UserError(
+                f"not a usable path ({type(err).__name__}: {err.args[-1] if err.args else err})",
+                path=str(path)[:200],
+                fix=fix,
+            ) from None
         if not found:
             raise UserError("label inventory file not found", path=path, fix=fix)
         try:
@@ -122,17 +140,25 @@ class LabelInventory:
         except OSError as err:
             raise UserError(f"cannot read the file ({err.strerror or err})", path=path, fix=fix) from None
         except UnicodeDecodeError as err:
-            raise UserError(f"not UTF-8 (byte at offset {err.start})", path=path,
-                            fix="re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`") from None
+            raise UserError(
+                f"not UTF-8 (byte at offset {err.start})",
+                path=path,
+                fix="re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`",
+            ) from None
         try:
             spec = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
         except yaml.YAMLError as err:
             raise UserError(f"not valid YAML ({err})", path=path, fix="correct the YAML syntax") from None
         except RecursionError:
-            raise UserError("not valid YAML (nested too deeply)", path=path, fix="see faina/faina_labels.yaml") \
-                from None
+            raise UserError(
+                "not valid YAML (nested too deeply)", path=path, fix="see faina/faina_labels.yaml"
+            ) from None
         if not isinstance(spec, dict):
-            raise UserError("label inventory must be a mapping", path=path, fix="write `fine:`, `parents:` and `coarse:` keys (docs/faina-format.md)")
+            raise UserError(
+                "label inventory must be a mapping",
+                path=path,
+                fix="write `fine:`, `parents:` and `coarse:` keys (docs/faina-format.md)",
+            )
         return cls.from_dict(spec, source=str(path))
 
     def _check_acyclic(self) -> None:
@@ -143,8 +169,11 @@ class LabelInventory:
                 node = stack.pop()
                 for parent in self.parents.get(node, ()):
                     if parent == label:
-                        raise UserError(f"taxonomy has a cycle through {label!r}", path=self.source,
-                                        fix="remove one parent link of the cycle")
+                        raise UserError(
+                            f"taxonomy has a cycle through {label!r}",
+                            path=self.source,
+                            fix="remove one parent link of the cycle",
+                        )
                     if parent not in seen:
                         seen.add(parent)
                         stack.append(parent)

@@ -11,16 +11,18 @@ The order is a pure function of ``(seed, epoch)``: no generator carries state fr
 so a run resumed at epoch ``e`` (Lightning calls ``set_epoch`` on the sampler, also through its DDP
 wrapper) sees exactly the batches the uninterrupted run saw.
 """
+
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from torch.utils.data import Sampler
 
 
-def length_grouped_order(lengths: Sequence[int], batch_size: int, seed: int, epoch: int,
-                         pool_batches: int = 8) -> list[int]:
+def length_grouped_order(
+    lengths: Sequence[int], batch_size: int, seed: int, epoch: int, pool_batches: int = 8
+) -> list[int]:
     """Item indices in training order for ``epoch``; consecutive runs of ``batch_size`` form the batches."""
     if batch_size < 1 or pool_batches < 1:
         raise ValueError(f"batch_size and pool_batches must be positive, got {batch_size} and {pool_batches}")
@@ -30,11 +32,11 @@ def length_grouped_order(lengths: Sequence[int], batch_size: int, seed: int, epo
     pool = batch_size * pool_batches
     sorted_order = []
     for start in range(0, len(order), pool):
-        chunk = order[start:start + pool]
+        chunk = order[start : start + pool]
         # stable sort on -length: equal lengths keep their shuffled order
         sorted_order.append(chunk[np.argsort(-lengths[chunk], kind="stable")])
     flat = np.concatenate(sorted_order) if sorted_order else order
-    batches = [flat[i:i + batch_size] for i in range(0, len(flat), batch_size)]
+    batches = [flat[i : i + batch_size] for i in range(0, len(flat), batch_size)]
     full = [b for b in batches if len(b) == batch_size]
     partial = [b for b in batches if len(b) < batch_size]
     shuffled = [full[i] for i in rng.permutation(len(full))] + partial

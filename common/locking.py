@@ -5,6 +5,7 @@ is an advisory ``flock`` on a file in the experiment folder: the kernel releases
 however it ends (SIGKILL, out of memory, a reboot), so a killed run never leaves a stale lock behind. The file
 keeps the holder's pid, host and start time, only so the refused run can say who holds it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -13,8 +14,8 @@ import json
 import os
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from common.errors import UserError
 
@@ -31,10 +32,12 @@ def experiment_lock(exp_dir: str | Path) -> Iterator[Path]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UserError(f"another run of this experiment is in progress ({_holder(fd)})", path=path,
-                            fix="wait for it to finish, or give this run its own name=...") from None
-        holder = {"pid": os.getpid(), "host": socket.gethostname(),
-                  "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+            raise UserError(
+                f"another run of this experiment is in progress ({_holder(fd)})",
+                path=path,
+                fix="wait for it to finish, or give this run its own name=...",
+            ) from None
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%d %H:%M:%S")}
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(holder).encode("utf-8"), 0)
         yield path

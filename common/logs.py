@@ -6,6 +6,7 @@ cached features, repairs it made to a file) instead of ``print``, so a command's
 ``show_progress`` once: INFO and above by default, ``-q`` warnings only, ``-v`` debug. Other libraries keep their
 own levels (only the project's packages are raised to INFO).
 """
+
 from __future__ import annotations
 
 import logging

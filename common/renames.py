@@ -5,6 +5,7 @@ issue 22 name Hydra ``_target_`` objects under the old flat modules (``faina.exp
 finishes such an experiment, or a loader of such a bundle, translates the names through this table before
 comparing or using them. It is a table of strings, nothing is imported from it.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -70,7 +71,7 @@ def current_name(dotted: str) -> str:
         return RENAMED_OBJECTS.get(dotted, dotted)  # already today's name (models.llm became a package)
     for old in sorted(MOVED_MODULES, key=len, reverse=True):
         if dotted == old or dotted.startswith(old + "."):
-            new = MOVED_MODULES[old] + dotted[len(old):]
+            new = MOVED_MODULES[old] + dotted[len(old) :]
             return RENAMED_OBJECTS.get(new, new)
     return RENAMED_OBJECTS.get(dotted, dotted)
 
@@ -78,8 +79,10 @@ def current_name(dotted: str) -> str:
 def with_current_targets(node: Any) -> Any:
     """A copy of a config container with every ``_target_`` string translated by ``current_name``."""
     if isinstance(node, dict):
-        return {key: current_name(value) if key == "_target_" and isinstance(value, str) else with_current_targets(value)
-                for key, value in node.items()}
+        return {
+            key: current_name(value) if key == "_target_" and isinstance(value, str) else with_current_targets(value)
+            for key, value in node.items()
+        }
     if isinstance(node, list):
         return [with_current_targets(item) for item in node]
     return node

@@ -4,6 +4,7 @@ The floor knows no task: the resolvers that name the project's data or models (`
 ``${offline_encoder:}``) are supplied by the entry point (``train.config_resolvers``); this module only
 registers what it is given, skipping names that are registered already (tests compose configs many times).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping

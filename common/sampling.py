@@ -11,9 +11,10 @@ The orders are exactly those the plain shuffled ``DataLoader`` drew: epoch ``e``
 draws of epochs ``0 … e-1`` (per epoch: the loader's worker base seed, the permutation, and the permutation
 ``RandomSampler`` draws when its iterator runs out). Runs made before this change keep their numbers.
 """
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import torch
 from torch.utils.data import RandomSampler

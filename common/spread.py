@@ -3,9 +3,10 @@
 The std is the population standard deviation (numpy's default, ddof=0), as the Faina paper's tables over five
 folds use it; a single value has std 0.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 

@@ -10,13 +10,14 @@ refusal is one ``UserError`` naming the file and the field, so the command line 
 The schema of each file is a pydantic model (``validated``): types, ranges and closed sets are checked before
 any tensor or object is built, and the first problem becomes one message naming the field.
 """
+
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,6 +33,7 @@ Model = TypeVar("Model")
 
 class Strict(BaseModel):
     """A schema of a saved file: no extra keys, no coercion (``"1"`` is not 1, ``true`` is not 1), no NaN."""
+
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
 
 
@@ -60,9 +62,12 @@ def refuse_code(node: Any, path: str | Path | None, prefix: str = "", fix: str |
     """One ``UserError`` naming the first field of ``node`` that asks for an import, a call or an interpolation."""
     fields = code_fields(node, prefix)
     if fields:
-        raise UserError(f"the field {fields[0]} asks to import, call or interpolate something; a saved file may only "
-                        "name things from this project's closed lists (nothing read from a file is executed)",
-                        path=path, fix=fix or "use a file written by this project, or write the plain name instead")
+        raise UserError(
+            f"the field {fields[0]} asks to import, call or interpolate something; a saved file may only "
+            "name things from this project's closed lists (nothing read from a file is executed)",
+            path=path,
+            fix=fix or "use a file written by this project, or write the plain name instead",
+        )
 
 
 def read_json_object(path: str | Path, what: str, fix: str) -> dict:
@@ -101,17 +106,23 @@ class Registry:
 
     def get(self, name: Any, path: str | Path | None, where: str) -> Any:
         if not isinstance(name, str) or name not in self.entries:
-            raise UserError(f"{where} names the unknown {self.kind} {name!r}", path=path,
-                            fix=f"use one of: {', '.join(self.names())}")
+            raise UserError(
+                f"{where} names the unknown {self.kind} {name!r}",
+                path=path,
+                fix=f"use one of: {', '.join(self.names())}",
+            )
         return self.entries[name]
 
     def name_of_target(self, target: Any, path: str | Path | None, where: str) -> str:
         """The registry name an earlier release's ``_target_`` meant; anything else is refused, never imported."""
         name = self.targets.get(current_name(target)) if isinstance(target, str) else None
         if name is None:
-            raise UserError(f"{where} is {target!r}, not one of the {self.kind} classes this project saves; nothing "
-                            "named in a saved file is imported or called", path=path,
-                            fix=f"write \"name\": one of {', '.join(self.names())} instead")
+            raise UserError(
+                f"{where} is {target!r}, not one of the {self.kind} classes this project saves; nothing "
+                "named in a saved file is imported or called",
+                path=path,
+                fix=f'write "name": one of {", ".join(self.names())} instead',
+            )
         return name
 
     def name_of_object(self, obj: Any) -> str | None:
@@ -119,8 +130,9 @@ class Registry:
         return next((name for name, entry in self.entries.items() if entry is obj), None)
 
 
-def validated(schema: Callable[..., Model], data: Any, path: str | Path, prefix: str = "", fix: str | None = None
-              ) -> Model:
+def validated(
+    schema: Callable[..., Model], data: Any, path: str | Path, prefix: str = "", fix: str | None = None
+) -> Model:
     """``data`` checked against a pydantic model; the first problem becomes one ``UserError`` naming the field."""
     from pydantic import ValidationError
 
@@ -136,6 +148,8 @@ def validated(schema: Callable[..., Model], data: Any, path: str | Path, prefix:
         value = first.get("input")
         shown = repr(value) if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
-        raise UserError(f"the field {where or '(top level)'} is wrong: {first.get('msg')} (got {shown})", path=path,
-                        fix=fix or "correct that field, or write the file again with this project") from None
-
+        raise UserError(
+            f"the field {where or '(top level)'} is wrong: {first.get('msg')} (got {shown})",
+            path=path,
+            fix=fix or "correct that field, or write the file again with this project",
+        ) from None

@@ -17,13 +17,15 @@ the one implementation training's Metrics use too; the table shows percentages w
 Disagreements tasks under ``soft_labels`` (``faina.scoring.soft_scores``; docs/soft-labels.md), with the prior taken
 from ``--prior-from TRAIN`` (the training file) or else from the gold file itself.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import sys
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
@@ -47,17 +49,29 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-T", "--task", required=True, choices=TASKS, help="task as LEVEL-GRAIN")
     parser.add_argument("-G", "--gold", required=True, help="gold file (CoNLL for span tasks, TSV for post tasks)")
     parser.add_argument("-P", "--pred", required=True, help="prediction file, same format and posts as the gold")
-    parser.add_argument("-O", "--one-pred", action="store_true",
-                        help="score the first prediction column against every gold view")
+    parser.add_argument(
+        "-O", "--one-pred", action="store_true", help="score the first prediction column against every gold view"
+    )
     parser.add_argument("--json", action="store_true", help="print only the scores as JSON (fractions)")
     parser.add_argument("--per-label", action="store_true", help="add a per-label breakdown")
-    parser.add_argument("--exact", action="store_true",
-                        help="span tasks: add seqeval exact-match P/R/F1 (key `exact`, same layout as `strict`)")
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="span tasks: add seqeval exact-match P/R/F1 (key `exact`, same layout as `strict`)",
+    )
     parser.add_argument("--labels", default="faina", help="label inventory YAML (default: faina)")
-    parser.add_argument("--soft", metavar="PROBS", default=None,
-                        help="probabilities.jsonl of the predictions: add soft-label scores (key `soft_labels`)")
-    parser.add_argument("--prior-from", metavar="TRAIN", default=None,
-                        help="with --soft: training file whose mean soft label is the prior (default: the gold file)")
+    parser.add_argument(
+        "--soft",
+        metavar="PROBS",
+        default=None,
+        help="probabilities.jsonl of the predictions: add soft-label scores (key `soft_labels`)",
+    )
+    parser.add_argument(
+        "--prior-from",
+        metavar="TRAIN",
+        default=None,
+        help="with --soft: training file whose mean soft label is the prior (default: the gold file)",
+    )
     return parser
 
 
@@ -69,16 +83,30 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = build_parser().parse_args(argv)
     if args.prior_from is not None and args.soft is None:
-        raise UserError("--prior-from sets the prior of the soft-label scores, which need --soft",
-                        fix="add --soft PROBS (the probabilities.jsonl of the predictions), or drop --prior-from")
+        raise UserError(
+            "--prior-from sets the prior of the soft-label scores, which need --soft",
+            fix="add --soft PROBS (the probabilities.jsonl of the predictions), or drop --prior-from",
+        )
     inventory = LabelInventory.load(args.labels)
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = _show_warning
-        outcome = _evaluate(args.task, args.gold, args.pred, args.one_pred, args.per_label, inventory, args.exact,
-                            args.soft, args.prior_from)
-    scores = outcome["scores"] if "soft_labels" not in outcome else {**outcome["scores"],
-                                                                     "soft_labels": outcome["soft_labels"]}
+        outcome = _evaluate(
+            args.task,
+            args.gold,
+            args.pred,
+            args.one_pred,
+            args.per_label,
+            inventory,
+            args.exact,
+            args.soft,
+            args.prior_from,
+        )
+    scores = (
+        outcome["scores"]
+        if "soft_labels" not in outcome
+        else {**outcome["scores"], "soft_labels": outcome["soft_labels"]}
+    )
     if args.json:
         print(json.dumps(scores, indent=2, ensure_ascii=False))
     else:

@@ -6,6 +6,7 @@ the encoder's config and tokenizer files, and a model card ``README.md`` written
 ``--push-to-hub`` uploads the folder with the ``huggingface_hub`` client (needs network and a token from
 ``huggingface-cli login`` or ``HF_TOKEN``).
 """
+
 from __future__ import annotations
 
 import sys
@@ -16,12 +17,19 @@ from common.errors import exit_on_user_error
 
 
 def build_parser():
-    parser = command_parser("faina.export", "Write a trained fold as a self-contained model folder (config.json, "
-                                            "model.safetensors, encoder config and tokenizer, labels, model card).")
+    parser = command_parser(
+        "faina.export",
+        "Write a trained fold as a self-contained model folder (config.json, "
+        "model.safetensors, encoder config and tokenizer, labels, model card).",
+    )
     parser.add_argument("fold_dir", help="fold folder of a finished run (model.json + model.safetensors)")
     parser.add_argument("out_dir", help="folder to write (created; an earlier export there is overwritten)")
-    parser.add_argument("--push-to-hub", metavar="REPO", default=None,
-                        help="also upload the folder to this Hugging Face model repo (user/name)")
+    parser.add_argument(
+        "--push-to-hub",
+        metavar="REPO",
+        default=None,
+        help="also upload the folder to this Hugging Face model repo (user/name)",
+    )
     parser.add_argument("--private", action="store_true", help="create the hub repo as private")
     return parser
 

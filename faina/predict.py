@@ -9,6 +9,7 @@ submission file), so ``python -m faina.evaluate`` scores it. ``--probabilities P
 probabilities of the same posts (``probabilities.jsonl`` layout; ``faina.evaluate --soft PATH`` scores them;
 docs/soft-labels.md).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,16 +21,25 @@ from common.errors import exit_on_user_error
 
 def build_parser() -> argparse.ArgumentParser:
     parser = command_parser("faina.predict", __doc__.splitlines()[0])
-    parser.add_argument("model_dir", help="fold folder with model.safetensors and model.json, or a results folder "
-                                          "(ensemble of all its fold models)")
+    parser.add_argument(
+        "model_dir",
+        help="fold folder with model.safetensors and model.json, or a results folder (ensemble of all its fold models)",
+    )
     parser.add_argument("input", help="Faina-format file to label (.conll for span models, .tsv for post models)")
     parser.add_argument("output", help="where to write the predictions (official layout)")
     parser.add_argument("--batch-size", type=int, default=32, help="posts per forward pass")
-    parser.add_argument("--trust-remote-code", action="store_true",
-                        help="allow an encoder that ships its own Python code (off: a model folder cannot switch "
-                             "it on; see docs/untrusted-files.md)")
-    parser.add_argument("--probabilities", metavar="PATH", default=None,
-                        help="also write the model's probabilities as JSONL (docs/soft-labels.md)")
+    parser.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="allow an encoder that ships its own Python code (off: a model folder cannot switch "
+        "it on; see docs/untrusted-files.md)",
+    )
+    parser.add_argument(
+        "--probabilities",
+        metavar="PATH",
+        default=None,
+        help="also write the model's probabilities as JSONL (docs/soft-labels.md)",
+    )
     return parser
 
 
@@ -38,8 +48,9 @@ def main(argv: list[str] | None = None) -> str:
     args = build_parser().parse_args(argv)
     from faina.serving.prediction import predict_file  # torch and Lightning: only once the arguments are read
 
-    path = predict_file(args.model_dir, args.input, args.output, args.batch_size, args.trust_remote_code,
-                        args.probabilities)
+    path = predict_file(
+        args.model_dir, args.input, args.output, args.batch_size, args.trust_remote_code, args.probabilities
+    )
     print(f"predictions written: {path}", file=sys.stderr)
     if args.probabilities:
         print(f"probabilities written: {args.probabilities}", file=sys.stderr)

@@ -16,11 +16,12 @@ How the two views differ (on purpose, like human label variation):
 - designated ambiguous phrases (``sample_lexicon.AMBIGUOUS``) get a different label in view 2;
 - view 2 misses about a third of the rarest labels' spans (always keeping a few).
 """
+
 from __future__ import annotations
 
 import sys
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
@@ -54,15 +55,19 @@ from faina.formats.records import SpanCorpus
 def summarize(corpus: SpanCorpus) -> str:
     """A short report: posts, spans per view, lengths and the labels present with their counts."""
     posts = corpus.posts
-    lines = [f"posts: {len(posts)} ({sum(len(p.tokens) >= 100 for p in posts)} with 100+ tokens), "
-             f"topics: {dict(sorted(Counter(p.topic for p in posts).items()))}"]
+    lines = [
+        f"posts: {len(posts)} ({sum(len(p.tokens) >= 100 for p in posts)} with 100+ tokens), "
+        f"topics: {dict(sorted(Counter(p.topic for p in posts).items()))}"
+    ]
     for view in range(corpus.num_views):
         spans = [span for p in posts for span in p.spans[view]]
         counts = Counter(span.label for span in spans)
         empty = sum(not p.spans[view] for p in posts)
-        lines.append(f"view {view + 1}: {len(spans)} spans ({len(spans) / len(posts):.2f} per post, mean length "
-                     f"{sum(s.length for s in spans) / max(1, len(spans)):.1f} tokens), {empty} posts without "
-                     f"spans, {len(counts)} labels present")
+        lines.append(
+            f"view {view + 1}: {len(spans)} spans ({len(spans) / len(posts):.2f} per post, mean length "
+            f"{sum(s.length for s in spans) / max(1, len(spans)):.1f} tokens), {empty} posts without "
+            f"spans, {len(counts)} labels present"
+        )
         lines.append("  " + ", ".join(f"{label} {count}" for label, count in counts.most_common()))
     return "\n".join(lines)
 
@@ -73,8 +78,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("out_dir", metavar="OUT_DIR", help="folder to write sample.conll and sample.tsv into")
     parser.add_argument("--posts", type=int, default=DEFAULT_POSTS, help="number of posts")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed")
-    parser.add_argument("--unlabelled", action="store_true",
-                        help="also write sample-unlabelled.conll/.tsv with empty label cells")
+    parser.add_argument(
+        "--unlabelled", action="store_true", help="also write sample-unlabelled.conll/.tsv with empty label cells"
+    )
     args = parser.parse_args(argv)
     corpus, paths = write_sample(args.out_dir, args.posts, args.seed, args.unlabelled)
     print("wrote " + ", ".join(str(p) for p in paths), file=sys.stderr)

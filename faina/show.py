@@ -8,11 +8,12 @@ categories takes the first). A span that not every view has (same tokens, same l
 disagreement: its label reads ``Label ≠`` and the line says how many such spans it has. No spaCy model is
 loaded: displaCy renders the tokens and spans it is given (``manual=True``).
 """
+
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error

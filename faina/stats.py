@@ -9,11 +9,12 @@ counted within one view, "all" pools the views); and, with two or more views, th
 a "span" there is a post label (length ``null``) and overlaps are counted on posts. Standard deviations are
 population ones (ddof = 0), as in the fold tables.
 """
+
 from __future__ import annotations
 
 import json
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
@@ -29,13 +30,21 @@ from faina.formats.labels import LabelInventory
 def build_parser():
     parser = command_parser("faina.stats", __doc__.splitlines()[0].split(": ", 1)[1])
     parser.add_argument("file", help="a span-level .conll or post-level .tsv file")
-    parser.add_argument("--json", action="store_true", help="print the statistics as JSON (fractions, percentages "
-                                                              "in `overlap`)")
-    parser.add_argument("--plots", metavar="DIR", help="write PNG figures (overlap heatmaps, spans and lengths per "
-                                                       "label and view) to DIR")
-    parser.add_argument("--agreement", choices=("auto", "yes", "no"), default="auto",
-                        help="agreement section: auto = when the file has two or more views; yes = required "
-                             "(an error on a one-view file)")
+    parser.add_argument(
+        "--json", action="store_true", help="print the statistics as JSON (fractions, percentages in `overlap`)"
+    )
+    parser.add_argument(
+        "--plots",
+        metavar="DIR",
+        help="write PNG figures (overlap heatmaps, spans and lengths per label and view) to DIR",
+    )
+    parser.add_argument(
+        "--agreement",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="agreement section: auto = when the file has two or more views; yes = required "
+        "(an error on a one-view file)",
+    )
     parser.add_argument("--no-gamma", action="store_true", help="skip γ (the slowest part: an alignment per sample)")
     parser.add_argument("--seed", type=int, default=0, help="seed of γ's random continua")
     parser.add_argument("--labels", default="faina", help="label inventory YAML")
@@ -47,8 +56,9 @@ def build_parser():
 def main(argv: Sequence[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     inventory = LabelInventory.load(args.labels)
-    stats, corpus = file_stats(args.file, inventory, agreement=args.agreement, with_gamma=not args.no_gamma,
-                               seed=args.seed, repair=args.repair)
+    stats, corpus = file_stats(
+        args.file, inventory, agreement=args.agreement, with_gamma=not args.no_gamma, seed=args.seed, repair=args.repair
+    )
     if args.plots:
         from faina.analysis.stats_plots import write_plots
 

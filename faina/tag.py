@@ -9,6 +9,7 @@ JSON object per post and line instead; ``--html`` also writes an offline page of
 ``--probabilities PATH`` also writes the model's probabilities (``probabilities.jsonl`` layout, posts named by their
 number: docs/soft-labels.md).
 """
+
 from __future__ import annotations
 
 import json
@@ -33,22 +34,31 @@ def format_post(number: int, post: dict, views: list[str]) -> str:
     if not post["spans"]:
         lines.append("  no fallacy found")
     for span in post["spans"]:
-        lines.append(f"  {span['view']}  {span['label']:<28} tokens {span['start_token']}-{span['end_token']}  "
-                     f"chars {span['start_char']}-{span['end_char']}  {span['text']!r}")
+        lines.append(
+            f"  {span['view']}  {span['label']:<28} tokens {span['start_token']}-{span['end_token']}  "
+            f"chars {span['start_char']}-{span['end_char']}  {span['text']!r}"
+        )
     return "\n".join(lines)
 
 
 def build_parser():
-    parser = command_parser("faina.tag", "Tag raw posts with a trained Faina model: each span's view, label, tokens "
-                                         "and character offsets (or each view's labels, for post models).")
+    parser = command_parser(
+        "faina.tag",
+        "Tag raw posts with a trained Faina model: each span's view, label, tokens "
+        "and character offsets (or each view's labels, for post models).",
+    )
     parser.add_argument("model_dir", help="exported model folder (faina.export) or a fold folder of a run")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", action="append", help="a post to tag (repeat for several posts)")
-    source.add_argument("--input", help="posts.txt (one post per line) or posts.jsonl ({\"text\": ...} per line)")
+    source.add_argument("--input", help='posts.txt (one post per line) or posts.jsonl ({"text": ...} per line)')
     parser.add_argument("--json", action="store_true", help="print one JSON object per post and line")
     parser.add_argument("--html", metavar="OUT.html", default=None, help="also write an offline HTML page")
-    parser.add_argument("--probabilities", metavar="PATH", default=None,
-                        help="also write the model's probabilities as JSONL (docs/soft-labels.md)")
+    parser.add_argument(
+        "--probabilities",
+        metavar="PATH",
+        default=None,
+        help="also write the model's probabilities as JSONL (docs/soft-labels.md)",
+    )
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (None: cuda when available, else cpu)")
     parser.add_argument("--batch-size", type=int, default=32, help="posts per forward pass")
     return parser

@@ -4,6 +4,7 @@ Statistics: posts, tokens (span files), views, and span counts per view and labe
 posts per view and label instead: the post-level analogue of a span). Any problem ends in one message
 naming the file, line and fix (exit status 2).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,9 +28,14 @@ def corpus_statistics(corpus: SpanCorpus | PostCorpus) -> dict:
         for post in corpus.posts:
             for v, spans in enumerate(post.spans or ()):
                 counts[views[v]].update(span.label for span in spans)
-        stats = {"kind": "span", "posts": len(corpus.posts), "tokens": tokens,
-                 "labelled": corpus.labelled, "repairs": len(corpus.repairs),
-                 "unsorted_cells": len(corpus.warnings)}
+        stats = {
+            "kind": "span",
+            "posts": len(corpus.posts),
+            "tokens": tokens,
+            "labelled": corpus.labelled,
+            "repairs": len(corpus.repairs),
+            "unsorted_cells": len(corpus.warnings),
+        }
     else:
         tokens = None
         for row in corpus.rows:
@@ -67,8 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", help="a span-level .conll or post-level .tsv file")
     parser.add_argument("--json", action="store_true", help="print only the statistics as JSON")
     parser.add_argument("--labels", default="faina", help="label inventory YAML (default: Faina's 20 labels)")
-    parser.add_argument("--repair", action="store_true",
-                        help="turn I-X without an open X span into B-X and report each repair")
+    parser.add_argument(
+        "--repair", action="store_true", help="turn I-X without an open X span into B-X and report each repair"
+    )
     return parser
 
 

@@ -3,6 +3,7 @@
 The package holds only the command dispatcher (``fallacy.cli``); the tools themselves stay in ``faina/`` and
 ``missci/``, where ``python -m faina.evaluate`` and the other module forms keep working.
 """
+
 from __future__ import annotations
 
 

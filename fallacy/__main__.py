@@ -1,4 +1,5 @@
 """``python -m fallacy ...``: the umbrella command without the installed console script."""
+
 from __future__ import annotations
 
 import sys

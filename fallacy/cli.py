@@ -11,6 +11,7 @@ file is ever imported. Modules are imported only when their command runs, so ``f
 scoring commands start without torch. The old console names (``faina-evaluate`` ...) are kept as aliases
 (``ConsoleAlias``) that go through the same ``run``.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -41,8 +42,12 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("faina", "evaluate", "faina.evaluate",
-            "score predictions exactly like the official scorers (span and post P/R/F1)"),
+    Command(
+        "faina",
+        "evaluate",
+        "faina.evaluate",
+        "score predictions exactly like the official scorers (span and post P/R/F1)",
+    ),
     Command("faina", "validate", "faina.validate", "check a Faina-format file (CoNLL or TSV) and print its statistics"),
     Command("faina", "predict", "faina.predict", "predict a Faina-format file with a trained fold or model folder"),
     Command("faina", "tag", "faina.tag", "tag raw posts with a trained model: spans, labels, an HTML page"),
@@ -52,11 +57,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("faina", "sample", "faina.sample", "write the deterministic synthetic corpus in Faina's layout"),
     Command("missci", "download", "missci.download", "fetch the official Missci dev/test files, sha256-checked"),
     Command("missci", "stats", "missci.stats", "counts of the Missci data: arguments, fallacies, classes"),
-    Command("missci", "evaluate", "missci.evaluate",
-            "score a Missci prediction file: P@k, Arg@k, F1, premise metrics"),
+    Command("missci", "evaluate", "missci.evaluate", "score a Missci prediction file: P@k, Arg@k, F1, premise metrics"),
     Command("missci", "baseline", "missci.baseline", "the paper's random and a majority-class baseline"),
-    Command("missci", "predict-lora", "missci.predict_lora",
-            "predict with a LoRA-tuned causal LM from a results folder"),
+    Command(
+        "missci", "predict-lora", "missci.predict_lora", "predict with a LoRA-tuned causal LM from a results folder"
+    ),
     Command("missci", "sample", "missci.sample", "write the deterministic synthetic Missci sample (official JSONL)"),
     Command("missci", "report", "missci.report", "one table of Missci runs beside the paper's published rows"),
 )
@@ -106,20 +111,26 @@ def help_text() -> str:
     """The one ``--help``: every command with its summary and its alias."""
     width = max(len(command.name) for command in COMMANDS) + 2
     alias_width = max(len(command.alias) for command in COMMANDS) + 2
-    lines = [usage(), "",
-             "Every tool of the framework under one command. `fallacy DATASET COMMAND --help` shows a command's",
-             "options; each command is also installed under its alias and runs as `python -m MODULE`.", ""]
+    lines = [
+        usage(),
+        "",
+        "Every tool of the framework under one command. `fallacy DATASET COMMAND --help` shows a command's",
+        "options; each command is also installed under its alias and runs as `python -m MODULE`.",
+        "",
+    ]
     for dataset, commands in DATASETS.items():
         lines.append(f"{dataset} commands (name, alias, what it does):")
         lines += [f"  {c.name:<{width}}{c.alias:<{alias_width}}{c.summary}" for c in commands.values()]
         lines.append("")
-    lines += ["options:",
-              "  -h, --help     show this message and exit",
-              "  --version      show the version and exit",
-              "",
-              "exit status: 0 on success; 2 on a user error (a bad file, option or model folder: one `error:` line",
-              "on stderr naming the fix); 1 on an internal error. Results go to stdout, progress and notices to",
-              "stderr."]
+    lines += [
+        "options:",
+        "  -h, --help     show this message and exit",
+        "  --version      show the version and exit",
+        "",
+        "exit status: 0 on success; 2 on a user error (a bad file, option or model folder: one `error:` line",
+        "on stderr naming the fix); 1 on an internal error. Results go to stdout, progress and notices to",
+        "stderr.",
+    ]
     return "\n".join(lines)
 
 
@@ -162,8 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     command = commands.get(args[1])
     if command is None:
-        return _usage_error(f"unknown {first} command {args[1]!r}; choose one of {', '.join(commands)}",
-                            dataset_help(first).splitlines()[0])
+        return _usage_error(
+            f"unknown {first} command {args[1]!r}; choose one of {', '.join(commands)}",
+            dataset_help(first).splitlines()[0],
+        )
     return run(command, args[2:], prog=f"{PROGRAM} {first} {command.name}")
 
 

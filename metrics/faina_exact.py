@@ -12,10 +12,11 @@ scored against every gold view. A zero denominator gives 0, as in the official s
 Results: ``{"a1": {"precision", "recall", "f1"}, ..., "avg": {...}}`` (the layout of ``strict``), and per
 label ``{view: {label: {precision, recall, f1, predicted, gold}}}``.
 """
+
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 from common.records import Span
 from metrics.faina_scores import view_name, with_view_average
@@ -53,8 +54,13 @@ def _sequences(preds: Sequence[PostSpans], golds: Sequence[PostSpans], view: int
     return y_true, y_pred
 
 
-def exact_span_scores(preds: Sequence[PostSpans], golds: Sequence[PostSpans], labels: Sequence[str],
-                      num_views: int, per_label: bool = False) -> dict:
+def exact_span_scores(
+    preds: Sequence[PostSpans],
+    golds: Sequence[PostSpans],
+    labels: Sequence[str],
+    num_views: int,
+    per_label: bool = False,
+) -> dict:
     """Exact-match scores per view and averaged; with ``per_label`` also ``{"per_label": {view: ...}}``.
 
     ``golds[i]`` holds ``num_views`` views of post i; ``preds[i]`` as many, or one (scored against all).
@@ -74,11 +80,15 @@ def exact_span_scores(preds: Sequence[PostSpans], golds: Sequence[PostSpans], la
         y_true, y_pred = _sequences(preds, golds, view, labels)
         with warnings.catch_warnings():  # seqeval warns on labels without predictions; 0 is the answer
             warnings.simplefilter("ignore")
-            report = classification_report(y_true, y_pred, mode="strict", scheme=IOB2, output_dict=True,
-                                           zero_division=0) if y_true else {}
+            report = (
+                classification_report(y_true, y_pred, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
+                if y_true
+                else {}
+            )
         micro = report.get("micro avg", {"precision": 0.0, "recall": 0.0, "f1-score": 0.0})
-        per_view.append({"precision": float(micro["precision"]), "recall": float(micro["recall"]),
-                         "f1": float(micro["f1-score"])})
+        per_view.append(
+            {"precision": float(micro["precision"]), "recall": float(micro["recall"]), "f1": float(micro["f1-score"])}
+        )
         if per_label:
             rows = {}
             for label in labels:
@@ -87,8 +97,13 @@ def exact_span_scores(preds: Sequence[PostSpans], golds: Sequence[PostSpans], la
                 if gold_n == 0 and pred_n == 0:
                     continue
                 row = report.get(label, {"precision": 0.0, "recall": 0.0, "f1-score": 0.0})
-                rows[label] = {"precision": float(row["precision"]), "recall": float(row["recall"]),
-                               "f1": float(row["f1-score"]), "predicted": pred_n, "gold": gold_n}
+                rows[label] = {
+                    "precision": float(row["precision"]),
+                    "recall": float(row["recall"]),
+                    "f1": float(row["f1-score"]),
+                    "predicted": pred_n,
+                    "gold": gold_n,
+                }
             breakdown[view_name(view)] = rows
     result = with_view_average(per_view)
     if per_label:

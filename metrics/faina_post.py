@@ -5,9 +5,10 @@ in ``metrics.faina_post_counts``; this class only keeps its counts as float64 te
 realistic count) reduced with ``sum`` under DDP. The scoring CLI uses ``PostMicroTally`` directly and never
 imports torch. ``compute()`` returns python floats: ``{"a1": {"precision", "recall", "f1"}, ..., "avg": {...}}``.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torchmetrics import Metric
@@ -33,8 +34,7 @@ class PostMicroScore(Metric):
     higher_is_better = True
     full_state_update = False
 
-    def __init__(self, num_views: int = 2, labels: Sequence[str] | None = None, per_label: bool = False,
-                 **kwargs):
+    def __init__(self, num_views: int = 2, labels: Sequence[str] | None = None, per_label: bool = False, **kwargs):
         super().__init__(**kwargs)
         self.tally = PostMicroTally(num_views=num_views, labels=labels, per_label=per_label)
         self.num_views = num_views
@@ -44,8 +44,9 @@ class PostMicroScore(Metric):
             self.add_state(name, default=torch.zeros(num_views, dtype=torch.float64), dist_reduce_fx="sum")
         if per_label:
             for name in _LABEL_STATES:
-                self.add_state(name, default=torch.zeros(num_views, len(self.labels), dtype=torch.float64),
-                               dist_reduce_fx="sum")
+                self.add_state(
+                    name, default=torch.zeros(num_views, len(self.labels), dtype=torch.float64), dist_reduce_fx="sum"
+                )
 
     def update(self, preds: Sequence[PostLabels], golds: Sequence[PostLabels]) -> None:
         counts = self.tally.increments(preds, golds)

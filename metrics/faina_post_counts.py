@@ -11,10 +11,11 @@ counts a batch (``increments``) and turns totals into figures (``scores``); it a
 ``python -m faina.evaluate``, and ``metrics.faina_post.PostMicroScore`` (the torchmetrics ``Metric``) keeps
 the same counts as DDP-reducible tensor states and calls the same methods.
 """
+
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Collection, Sequence
 
 from metrics.faina_scores import label_row, prf, ratio, view_name, with_view_average
 
@@ -91,14 +92,19 @@ class PostMicroTally:
             raise ValueError(f"{len(preds)} predicted posts but {len(golds)} gold posts")
         counts = self.zeros()
         tp, fp, fn = counts.true_positives, counts.false_positives, counts.false_negatives
-        tables = ((counts.label_true_positives, counts.label_false_positives, counts.label_false_negatives)
-                  if self.per_label else None)
+        tables = (
+            (counts.label_true_positives, counts.label_false_positives, counts.label_false_negatives)
+            if self.per_label
+            else None
+        )
         for i, (pred_views, gold_views) in enumerate(zip(preds, golds)):
             if len(gold_views) != self.num_views:
                 raise ValueError(f"gold post {i} has {len(gold_views)} views, the metric expects {self.num_views}")
             if len(pred_views) not in (1, self.num_views):
-                raise ValueError(f"predicted post {i} has {len(pred_views)} views; give 1 (one prediction "
-                                 f"scored against every view) or {self.num_views}")
+                raise ValueError(
+                    f"predicted post {i} has {len(pred_views)} views; give 1 (one prediction "
+                    f"scored against every view) or {self.num_views}"
+                )
             for view in range(self.num_views):
                 predicted = official_label_set(pred_views[0] if len(pred_views) == 1 else pred_views[view])
                 gold = official_label_set(gold_views[view])

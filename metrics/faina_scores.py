@@ -6,10 +6,11 @@ to predicting nothing gets an honest 0 rather than a traceback. The arithmetic m
 scripts operation by operation (``(1 / n) * sum`` for span precision, ``2PR / (P + R)`` for F1, the
 plain mean over views), so the figures agree to the last bits, not only to rounding.
 """
+
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 
 class ZeroDenominatorWarning(UserWarning):
@@ -22,8 +23,11 @@ def view_name(view: int) -> str:
 
 
 def _warn_zero(what: str, where: str) -> None:
-    warnings.warn(f"{where}: {what} is 0, so it is reported as 0 (the official scorer would crash here)",
-                  ZeroDenominatorWarning, stacklevel=3)
+    warnings.warn(
+        f"{where}: {what} is 0, so it is reported as 0 (the official scorer would crash here)",
+        ZeroDenominatorWarning,
+        stacklevel=3,
+    )
 
 
 def ratio(numerator: float, denominator: float, what: str, where: str) -> float:

@@ -6,9 +6,10 @@ reduced with ``sum``, so training gets the same figures however the evaluation s
 DDP processes, and the scoring CLI (which uses ``SpanOverlapTally`` directly) never imports torch.
 ``compute()`` returns python floats: ``{"a1": {"precision", "recall", "f1"}, ..., "avg": {...}}``.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torchmetrics import Metric
@@ -35,8 +36,9 @@ class SpanOverlapScore(Metric):
     higher_is_better = True
     full_state_update = False
 
-    def __init__(self, inventory: LabelInventory, num_views: int = 2, mode: str = "strict",
-                 per_label: bool = False, **kwargs):
+    def __init__(
+        self, inventory: LabelInventory, num_views: int = 2, mode: str = "strict", per_label: bool = False, **kwargs
+    ):
         super().__init__(**kwargs)
         self.tally = SpanOverlapTally(inventory, num_views=num_views, mode=mode, per_label=per_label)
         self.inventory = inventory
@@ -48,8 +50,9 @@ class SpanOverlapScore(Metric):
             self.add_state(name, default=torch.zeros(num_views, dtype=torch.float64), dist_reduce_fx="sum")
         if per_label:
             for name in _LABEL_STATES:
-                self.add_state(name, default=torch.zeros(num_views, len(self.labels), dtype=torch.float64),
-                               dist_reduce_fx="sum")
+                self.add_state(
+                    name, default=torch.zeros(num_views, len(self.labels), dtype=torch.float64), dist_reduce_fx="sum"
+                )
 
     def update(self, preds: Sequence[PostSpans], golds: Sequence[PostSpans]) -> None:
         sums = self.tally.increments(preds, golds)

@@ -15,10 +15,12 @@ as DDP-reducible tensor states and calls the same methods. The arithmetic follow
 operation by operation (``(|s ∩ t| / h) * d``, sums left to right in (post, predicted, gold) order), so the
 figures agree to the last bit.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from metrics.faina_scores import label_row, prf, scaled_ratio, view_name, with_view_average
 
@@ -54,8 +56,16 @@ class SpanSums:
         def table() -> list[list[float]] | None:
             return None if num_labels is None else [[0.0] * num_labels for _ in range(num_views)]
 
-        return cls([0.0] * num_views, [0.0] * num_views, [0.0] * num_views, [0.0] * num_views,
-                   table(), table(), table(), table())
+        return cls(
+            [0.0] * num_views,
+            [0.0] * num_views,
+            [0.0] * num_views,
+            [0.0] * num_views,
+            table(),
+            table(),
+            table(),
+            table(),
+        )
 
     def add(self, other: SpanSums) -> None:
         """Add ``other`` into these sums, element by element (the order a tensor ``+=`` adds in)."""
@@ -82,8 +92,7 @@ class SpanOverlapTally:
     ``{"a1": {"precision", "recall", "f1"}, ..., "avg": {...}}``.
     """
 
-    def __init__(self, inventory: LabelInventory, num_views: int = 2, mode: str = "strict",
-                 per_label: bool = False):
+    def __init__(self, inventory: LabelInventory, num_views: int = 2, mode: str = "strict", per_label: bool = False):
         if mode not in SPAN_MODES:
             raise ValueError(f"mode must be one of {SPAN_MODES}, not {mode!r}")
         if num_views < 1:
@@ -124,8 +133,10 @@ class SpanOverlapTally:
             if len(g) != self.num_views:
                 raise ValueError(f"gold post {i} has {len(g)} views, the metric expects {self.num_views}")
             if len(p) not in (1, self.num_views):
-                raise ValueError(f"predicted post {i} has {len(p)} views; give 1 (one prediction scored "
-                                 f"against every view) or {self.num_views}")
+                raise ValueError(
+                    f"predicted post {i} has {len(p)} views; give 1 (one prediction scored "
+                    f"against every view) or {self.num_views}"
+                )
         sums = self.zeros()
         weights = self._weights
         for view in range(self.num_views):

@@ -6,17 +6,20 @@ highest SBERT cosine similarity is used (first index on ties, gold-major order).
 Scoring: METEOR, BERTScore F1, NLI-A, NLI-S, each the mean over R_i. A metric whose model cannot be loaded
 is reported in ``unavailable`` with the reason, never as a number; ``models`` says what produced each score.
 """
+
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from common.errors import UserError
 
-PAPER_MODELS = {"sbert_model": "sentence-transformers/all-mpnet-base-v2",
-                "bertscore_model": "microsoft/deberta-xlarge-mnli",
-                "nli_model": "google/t5_xxl_true_nli_mixture"}
+PAPER_MODELS = {
+    "sbert_model": "sentence-transformers/all-mpnet-base-v2",
+    "bertscore_model": "microsoft/deberta-xlarge-mnli",
+    "nli_model": "google/t5_xxl_true_nli_mixture",
+}
 
 Pair = tuple[str, str]  # (class, premise)
 Embedder = Callable[[Sequence[str]], "object"]
@@ -34,6 +37,7 @@ class MatchedPair:
 @dataclass(frozen=True)
 class PremiseMetricConfig:
     """Which premise metrics to compute and with which models (packaged, offline defaults)."""
+
     meteor: bool = True
     bertscore_model: str | None = "minilm"
     bertscore_layers: int | None = None
@@ -41,7 +45,7 @@ class PremiseMetricConfig:
     sbert_model: str = "minilm"
 
     @classmethod
-    def paper(cls) -> "PremiseMetricConfig":
+    def paper(cls) -> PremiseMetricConfig:
         return cls(**PAPER_MODELS)
 
 
@@ -55,9 +59,10 @@ def match_by_class(gold: Sequence[Pair], predicted: Sequence[Pair]) -> MatchedPa
     return None
 
 
-def match_by_similarity(gold: Sequence[Pair], predicted: Sequence[Pair], vectors: dict[str, "object"]) -> MatchedPair:
+def match_by_similarity(gold: Sequence[Pair], predicted: Sequence[Pair], vectors: dict[str, object]) -> MatchedPair:
     """Pair with the highest cosine similarity; ``vectors`` maps every premise text to its unit vector."""
     import torch
+
     predicted = list(predicted) or [("Other", "")]
     gold_vectors = torch.stack([vectors[p] for _, p in gold])
     pred_vectors = torch.stack([vectors[p] for _, p in predicted])
@@ -66,9 +71,10 @@ def match_by_similarity(gold: Sequence[Pair], predicted: Sequence[Pair], vectors
     return MatchedPair(gold[g][0], gold[g][1], predicted[p][0], predicted[p][1], False)
 
 
-def unit_vectors(texts: Sequence[str], embed: Embedder) -> dict[str, "object"]:
+def unit_vectors(texts: Sequence[str], embed: Embedder) -> dict[str, object]:
     """Embed each distinct text once (one batched call) and L2-normalise."""
     import torch
+
     distinct = list(dict.fromkeys(texts))
     if not distinct:
         return {}
@@ -82,8 +88,10 @@ def match_premises(items: Sequence[tuple[Sequence[Pair], Sequence[Pair]]], embed
     pending = [i for i, m in enumerate(matches) if m is None]
     if pending:
         if embed is None:
-            raise UserError("premise matching needs an SBERT model, which is unavailable.",
-                            fix="pass a loadable --sbert-model (e.g. 'minilm').")
+            raise UserError(
+                "premise matching needs an SBERT model, which is unavailable.",
+                fix="pass a loadable --sbert-model (e.g. 'minilm').",
+            )
         texts = [p for i in pending for _, p in list(items[i][0]) + (list(items[i][1]) or [("Other", "")])]
         vectors = unit_vectors(texts, embed)
         for i in pending:
@@ -96,6 +104,7 @@ def sbert_embedder(model: str) -> Embedder:
     from sentence_transformers import SentenceTransformer
 
     from common.model_availability import ensure_model_available
+
     encoder = SentenceTransformer(ensure_model_available(model, "SBERT model"), device="cpu")
     return lambda texts: encoder.encode(list(texts), convert_to_tensor=True, show_progress_bar=False, batch_size=64)
 
@@ -103,18 +112,21 @@ def sbert_embedder(model: str) -> Embedder:
 @functools.lru_cache(maxsize=4)
 def _meteor():
     from metrics.premise_meteor import MeteorScorer
+
     return MeteorScorer()
 
 
 @functools.lru_cache(maxsize=4)
 def _bertscore(model: str, layers: int | None):
     from metrics.premise_bertscore import BertScoreScorer
+
     return BertScoreScorer(model, layers)
 
 
 @functools.lru_cache(maxsize=2)
 def _nli(model: str):
     from metrics.premise_nli import T5EntailmentScorer
+
     return T5EntailmentScorer(model)
 
 
@@ -132,13 +144,17 @@ def _mean(values: Sequence[float]) -> float:
     return float(sum(values) / len(values)) if values else 0.0
 
 
-def premise_metrics(items: Sequence[tuple[Sequence[Pair], Sequence[Pair]]], config: PremiseMetricConfig
-                    ) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+def premise_metrics(
+    items: Sequence[tuple[Sequence[Pair], Sequence[Pair]]], config: PremiseMetricConfig
+) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
     """Return ``(metrics, models, unavailable)`` for the given (gold, predicted) pair lists."""
     models: dict[str, str] = {}
     unavailable: dict[str, str] = {}
-    wanted = (["meteor"] if config.meteor else []) + (["bertscore"] if config.bertscore_model else []) + \
-             (["nli_a", "nli_s"] if config.nli_model else [])
+    wanted = (
+        (["meteor"] if config.meteor else [])
+        + (["bertscore"] if config.bertscore_model else [])
+        + (["nli_a", "nli_s"] if config.nli_model else [])
+    )
     if not wanted:
         return {}, models, unavailable
     embed, reason = _load(sbert_embedder, config.sbert_model)

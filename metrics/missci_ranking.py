@@ -9,11 +9,12 @@ model's predicted classes in rank order. All metrics look only at the top-k pred
 ``MissciRankingMetric`` (``metrics.missci_ranking_metric``) is the torchmetrics face
 of the same functions, for validation loops; this module itself imports no torch.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,10 @@
 A module of its own so that ``python -m missci.evaluate`` (which needs only the plain functions) never imports
 torch; the figures come from the same ``ranking_metrics``.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torchmetrics import Metric
@@ -19,6 +20,7 @@ class MissciRankingMetric(Metric):
     ``update(argument_index, gold_multi_hot, predicted_ranks)``: argument indices (N,), gold classes as a
     multi-hot (N, C) tensor over ``class_names``, predicted class indices (N, K) in rank order (-1 = Other).
     """
+
     full_state_update = False
 
     def __init__(self, class_names: Sequence[str], max_k: int = 6, **kwargs):
@@ -36,12 +38,16 @@ class MissciRankingMetric(Metric):
     def compute(self) -> dict[str, float]:
         def cat(state):
             return torch.cat(state) if isinstance(state, list) else state
+
         rows = []
-        for arg, gold, ranks in zip(cat(self.argument_index).tolist(), cat(self.gold).tolist(),
-                                    cat(self.predicted).tolist()):
-            rows.append(RankedRow(
-                argument_id=str(arg),
-                gold=tuple(n for n, g in zip(self.class_names, gold) if g),
-                predicted=tuple(self.class_names[r] if r >= 0 else "Other" for r in ranks),
-            ))
+        for arg, gold, ranks in zip(
+            cat(self.argument_index).tolist(), cat(self.gold).tolist(), cat(self.predicted).tolist()
+        ):
+            rows.append(
+                RankedRow(
+                    argument_id=str(arg),
+                    gold=tuple(n for n, g in zip(self.class_names, gold) if g),
+                    predicted=tuple(self.class_names[r] if r >= 0 else "Other" for r in ranks),
+                )
+            )
         return ranking_metrics(rows, self.max_k)

@@ -5,9 +5,10 @@ beta 3, gamma 0.5, lower-casing, WordNet synonyms). Tokenisation uses nltk's Tre
 (what ``word_tokenize`` applies after sentence splitting); it needs no punkt data. Premises are mostly one
 sentence, so skipping sentence splitting changes nothing in practice.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 class MeteorScorer:
@@ -17,11 +18,15 @@ class MeteorScorer:
         from nltk.tokenize import NLTKWordTokenizer
 
         from metrics.wordnet_data import ensure_wordnet
+
         self._wordnet = ensure_wordnet()
         self._tokenize = NLTKWordTokenizer().tokenize
         self.model_name = "nltk-wordnet-3.0"
 
     def score(self, generated: Sequence[str], references: Sequence[str]) -> list[float]:
         from nltk.translate.meteor_score import single_meteor_score
-        return [single_meteor_score(self._tokenize(ref), self._tokenize(gen), wordnet=self._wordnet)
-                for gen, ref in zip(generated, references)]
+
+        return [
+            single_meteor_score(self._tokenize(ref), self._tokenize(gen), wordnet=self._wordnet)
+            for gen, ref in zip(generated, references)
+        ]

@@ -36,9 +36,10 @@ https://github.com/Le-Wi-Di/le-wi-di.github.io/blob/main/LeWiDi_3-2025/Evaluatio
 Rizzi et al. 2024, "Soft metrics for evaluation with disagreements: an assessment",
 https://aclanthology.org/2024.nlperspectives-1.9/ (why the 2025 edition moved from cross-entropy to Manhattan).
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -136,8 +137,11 @@ def error_rates(predicted_votes, gold_votes, annotated: np.ndarray | None = None
 
 
 def _measures(predicted: np.ndarray, gold: np.ndarray, bins: int) -> dict[str, np.ndarray]:
-    return {"cross_entropy": cross_entropy(predicted, gold), "manhattan": manhattan_distance(predicted, gold),
-            "ece": expected_calibration_error(predicted, gold, bins)}
+    return {
+        "cross_entropy": cross_entropy(predicted, gold),
+        "manhattan": manhattan_distance(predicted, gold),
+        "ece": expected_calibration_error(predicted, gold, bins),
+    }
 
 
 def _clean(value: float) -> float | None:
@@ -154,11 +158,24 @@ def soft_label_report(predicted, gold, train_prior, labels: Sequence[str], bins:
     predicted, gold = np.asarray(predicted, dtype=np.float64), np.asarray(gold, dtype=np.float64)
     reference = np.broadcast_to(np.asarray(train_prior, dtype=np.float64), gold.shape)
     oracle = np.where(np.isnan(gold), 0.0, gold)
-    scored = {"model": _measures(predicted, gold, bins), "prior": _measures(reference, gold, bins),
-              "oracle": _measures(oracle, gold, bins)}
+    scored = {
+        "model": _measures(predicted, gold, bins),
+        "prior": _measures(reference, gold, bins),
+        "oracle": _measures(oracle, gold, bins),
+    }
     scored["oracle"]["cross_entropy"] = entropy(gold)  # the same value, computed without clipping at ε
-    report: dict = {name: {measure: _clean(np.nanmean(values)) if not np.isnan(values).all() else None
-                           for measure, values in measures.items()} for name, measures in scored.items()}
-    report["per_label"] = {label: {name: {measure: _clean(values[c]) for measure, values in measures.items()}
-                                   for name, measures in scored.items()} for c, label in enumerate(labels)}
+    report: dict = {
+        name: {
+            measure: _clean(np.nanmean(values)) if not np.isnan(values).all() else None
+            for measure, values in measures.items()
+        }
+        for name, measures in scored.items()
+    }
+    report["per_label"] = {
+        label: {
+            name: {measure: _clean(values[c]) for measure, values in measures.items()}
+            for name, measures in scored.items()
+        }
+        for c, label in enumerate(labels)
+    }
     return report

@@ -6,6 +6,7 @@ under /usr/share/wordnet) do not ship. On first use we therefore build ``<user c
 wordnet`` from the Debian files plus a written ``lexnames`` and put that folder on ``nltk.data.path``.
 If nltk already finds a WordNet (e.g. after ``nltk.download("wordnet")``), that one is used.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -14,17 +15,29 @@ from pathlib import Path
 from common.errors import UserError
 
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
-INSTALL_FIX = ("install the Debian packages `wordnet-base wordnet-sense-index` "
-               "(or run `python -c \"import nltk; nltk.download('wordnet')\"` where the internet is reachable).")
+INSTALL_FIX = (
+    "install the Debian packages `wordnet-base wordnet-sense-index` "
+    "(or run `python -c \"import nltk; nltk.download('wordnet')\"` where the internet is reachable)."
+)
 
 # The standard WordNet lexicographer files: number, name, syntactic category (1 noun, 2 verb, 3 adj, 4 adv).
 _LEXFILES = (
     ["adj.all", "adj.pert", "adv.all", "noun.Tops"]
-    + ["noun." + n for n in ("act animal artifact attribute body cognition communication event feeling food "
-                             "group location motive object person phenomenon plant possession process quantity "
-                             "relation shape state substance time").split()]
-    + ["verb." + n for n in ("body change cognition communication competition consumption contact creation "
-                             "emotion motion perception possession social stative weather").split()]
+    + [
+        "noun." + n
+        for n in (
+            "act animal artifact attribute body cognition communication event feeling food "
+            "group location motive object person phenomenon plant possession process quantity "
+            "relation shape state substance time"
+        ).split()
+    ]
+    + [
+        "verb." + n
+        for n in (
+            "body change cognition communication competition consumption contact creation "
+            "emotion motion perception possession social stative weather"
+        ).split()
+    ]
     + ["adj.ppl"]
 )
 _POS_NUMBER = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
@@ -36,6 +49,7 @@ def lexnames_text() -> str:
 
 def default_cache_root() -> Path:
     import platformdirs
+
     return Path(platformdirs.user_cache_dir("fallacy-framework")) / "nltk_data"
 
 
@@ -63,6 +77,7 @@ def ensure_wordnet(source: Path = DEBIAN_WORDNET, root: Path | None = None):
     """Return nltk's WordNet reader, building the offline copy if nltk has none."""
     import nltk
     from nltk.corpus import wordnet
+
     try:
         nltk.data.find("corpora/wordnet")
     except LookupError:

@@ -9,10 +9,11 @@ most frequent among the interchangeable fallacies of another split (``--majority
 training data of ``cv=official``; ties go to the alphabetically first class). It is the bar a fine-tuned model
 must clear to show it learned more than the class prior.
 """
+
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
+from collections.abc import Sequence
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
@@ -34,20 +35,43 @@ from missci.dataset.selection import select
 
 def build_parser() -> argparse.ArgumentParser:
     parser = command_parser("missci.baseline", __doc__.splitlines()[0])
-    parser.add_argument("kind", choices=["random", "majority"],
-                        help="random (the paper's: a uniform class per R_i) or majority (the most frequent class "
-                             "of --majority-from for every R_i)")
-    parser.add_argument("--premise", choices=["claim", "p0"], default="claim",
-                        help="premise of every prediction: the claim or the accurate premise p0")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5],
-                        help="one run per seed; mean and std over them (random)")
-    parser.add_argument("--majority-from", choices=["dev", "test"], default="dev",
-                        help="split whose most frequent class the majority baseline predicts")
+    parser.add_argument(
+        "kind",
+        choices=["random", "majority"],
+        help="random (the paper's: a uniform class per R_i) or majority (the most frequent class "
+        "of --majority-from for every R_i)",
+    )
+    parser.add_argument(
+        "--premise",
+        choices=["claim", "p0"],
+        default="claim",
+        help="premise of every prediction: the claim or the accurate premise p0",
+    )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[1, 2, 3, 4, 5],
+        help="one run per seed; mean and std over them (random)",
+    )
+    parser.add_argument(
+        "--majority-from",
+        choices=["dev", "test"],
+        default="dev",
+        help="split whose most frequent class the majority baseline predicts",
+    )
     parser.add_argument("--max-arguments", type=int, default=None, help="only the first N arguments")
-    parser.add_argument("--max-fallacies", type=int, default=None,
-                        help="only the first N R_i (the subset a reduced run with task.max_fallacies=N predicts)")
-    parser.add_argument("--out", default=None, help="also write the result as JSON to this file "
-                                                    "(e.g. results/<name>/baseline-test.json for missci.report)")
+    parser.add_argument(
+        "--max-fallacies",
+        type=int,
+        default=None,
+        help="only the first N R_i (the subset a reduced run with task.max_fallacies=N predicts)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="also write the result as JSON to this file (e.g. results/<name>/baseline-test.json for missci.report)",
+    )
     add_data_options(parser)
     add_premise_options(parser)
     return parser
@@ -59,7 +83,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
     arguments = select(load_split(args.split, args.data), args.max_arguments, args.max_fallacies)
     if args.kind == "majority":
         chosen = majority_class(load_split(args.majority_from, args.data))
-        result = run_majority_baseline(arguments, args.premise, chosen, args.majority_from, premise_metrics_from_args(args))
+        result = run_majority_baseline(
+            arguments, args.premise, chosen, args.majority_from, premise_metrics_from_args(args)
+        )
     else:
         result = run_random_baseline(arguments, args.premise, args.seeds, premise_metrics_from_args(args))
     result["split"] = args.split
@@ -69,8 +95,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
         print_result(result, True)
     else:
         if args.kind == "majority":
-            print(f"majority class ({result['majority_class']!r}, most frequent in {args.majority_from}) + "
-                  f"{args.premise} on {args.split}")
+            print(
+                f"majority class ({result['majority_class']!r}, most frequent in {args.majority_from}) + "
+                f"{args.premise} on {args.split}"
+            )
         else:
             print(f"random + {args.premise} on {args.split}, seeds {' '.join(map(str, args.seeds))}")
         for key in result["mean"]:

@@ -1,4 +1,5 @@
 """Command-line options shared by the Missci CLIs (data folder, split, premise-metric models)."""
+
 from __future__ import annotations
 
 import argparse
@@ -8,9 +9,12 @@ from metrics.missci_premise import PAPER_MODELS, PremiseMetricConfig
 
 
 def add_data_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", default=None,
-                        help="folder with {dev,test}.missci.jsonl, or `sample` for the synthetic sample "
-                             "(default: $MISSCI_DATA, else data/missci)")
+    parser.add_argument(
+        "--data",
+        default=None,
+        help="folder with {dev,test}.missci.jsonl, or `sample` for the synthetic sample "
+        "(default: $MISSCI_DATA, else data/missci)",
+    )
     parser.add_argument("--split", default="test", choices=["dev", "test"], help="Missci split")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
@@ -18,15 +22,21 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
 def add_premise_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("premise metrics")
     group.add_argument("--no-premise-metrics", action="store_true", help="only the classification metrics")
-    group.add_argument("--paper-models", action="store_true",
-                       help="use the paper's models: " + ", ".join(PAPER_MODELS.values()))
+    group.add_argument(
+        "--paper-models", action="store_true", help="use the paper's models: " + ", ".join(PAPER_MODELS.values())
+    )
     group.add_argument("--no-meteor", action="store_true", help="skip METEOR")
     group.add_argument("--sbert-model", default=None, help="SBERT for premise matching (default: minilm)")
     group.add_argument("--bertscore-model", default=None, help="BERTScore model (default: minilm; 'none' skips)")
-    group.add_argument("--bertscore-layers", type=int, default=None,
-                       help="BERTScore layer (default: bert-score's layer for the model, else its last)")
-    group.add_argument("--nli-model", default=None,
-                       help=f"T5 NLI model (default: {PAPER_MODELS['nli_model']}; 'none' skips)")
+    group.add_argument(
+        "--bertscore-layers",
+        type=int,
+        default=None,
+        help="BERTScore layer (default: bert-score's layer for the model, else its last)",
+    )
+    group.add_argument(
+        "--nli-model", default=None, help=f"T5 NLI model (default: {PAPER_MODELS['nli_model']}; 'none' skips)"
+    )
 
 
 def premise_metrics_from_args(args: argparse.Namespace) -> PremiseMetricConfig | None:
@@ -38,11 +48,14 @@ def premise_metrics_from_args(args: argparse.Namespace) -> PremiseMetricConfig |
         if value is None:
             return default
         return None if value.lower() == "none" else value
-    return PremiseMetricConfig(meteor=not args.no_meteor,
-                               bertscore_model=choose(args.bertscore_model, base.bertscore_model),
-                               bertscore_layers=args.bertscore_layers,
-                               nli_model=choose(args.nli_model, base.nli_model),
-                               sbert_model=args.sbert_model or base.sbert_model)
+
+    return PremiseMetricConfig(
+        meteor=not args.no_meteor,
+        bertscore_model=choose(args.bertscore_model, base.bertscore_model),
+        bertscore_layers=args.bertscore_layers,
+        nli_model=choose(args.nli_model, base.nli_model),
+        sbert_model=args.sbert_model or base.sbert_model,
+    )
 
 
 def print_result(result: dict, as_json: bool) -> None:

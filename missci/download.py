@@ -3,14 +3,15 @@
 Usage: ``python -m missci.download DIR`` (then pass ``--data DIR`` or set ``MISSCI_DATA=DIR``).
 Pinned to a commit so everyone evaluates on byte-identical data; a changed file fails the checksum.
 """
+
 from __future__ import annotations
 
 import hashlib
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
@@ -33,9 +34,11 @@ def fetch_url(url: str, timeout: float = 30.0) -> bytes:
             return response.read()
     except (urllib.error.URLError, TimeoutError, OSError) as err:
         reason = getattr(err, "reason", err)
-        raise UserError(f"cannot download {url} ({reason}); this machine seems to be offline.",
-                        fix="run the command where GitHub is reachable, or copy the two files by hand into DIR "
-                            "(their sha256 sums are in missci/download.py).") from None
+        raise UserError(
+            f"cannot download {url} ({reason}); this machine seems to be offline.",
+            fix="run the command where GitHub is reachable, or copy the two files by hand into DIR "
+            "(their sha256 sums are in missci/download.py).",
+        ) from None
 
 
 def download(target: str | Path, fetch: Callable[[str], bytes] = fetch_url) -> list[Path]:
@@ -53,8 +56,11 @@ def download(target: str | Path, fetch: Callable[[str], bytes] = fetch_url) -> l
         content = fetch(file_url(name))
         actual = hashlib.sha256(content).hexdigest()
         if actual != expected:
-            raise UserError(f"checksum mismatch for {name}: got {actual}, expected {expected}.",
-                            path=file_url(name), fix="retry; if it persists, the pinned file is not what was fetched.")
+            raise UserError(
+                f"checksum mismatch for {name}: got {actual}, expected {expected}.",
+                path=file_url(name),
+                fix="retry; if it persists, the pinned file is not what was fetched.",
+            )
         partial = path.with_suffix(".partial")
         partial.write_bytes(content)
         partial.replace(path)

@@ -2,10 +2,11 @@
 
 Usage: ``python -m missci.evaluate PRED [--split test] [--k K] [--json] [--data DIR] [premise options]``
 """
+
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
+from collections.abc import Sequence
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
@@ -20,10 +21,13 @@ from missci.dataset.reader import load_split
 
 def build_parser() -> argparse.ArgumentParser:
     parser = command_parser("missci.evaluate", __doc__.splitlines()[0])
-    parser.add_argument("predictions", metavar="PRED", help="prediction JSONL (format: missci/dataset/prediction_file.py)")
+    parser.add_argument(
+        "predictions", metavar="PRED", help="prediction JSONL (format: missci/dataset/prediction_file.py)"
+    )
     parser.add_argument("--k", type=int, default=6, help="largest k for P@k and Arg@k")
-    parser.add_argument("--only-predicted", action="store_true",
-                        help="evaluate only the arguments that have predictions")
+    parser.add_argument(
+        "--only-predicted", action="store_true", help="evaluate only the arguments that have predictions"
+    )
     add_data_options(parser)
     add_premise_options(parser)
     return parser
@@ -33,8 +37,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     arguments = load_split(args.split, args.data)
-    result = evaluate(arguments, read_predictions(args.predictions), args.k, premise_metrics_from_args(args),
-                      args.predictions, args.only_predicted)
+    result = evaluate(
+        arguments,
+        read_predictions(args.predictions),
+        args.k,
+        premise_metrics_from_args(args),
+        args.predictions,
+        args.only_predicted,
+    )
     result["split"] = args.split
     print_result(result, args.json)
     return result

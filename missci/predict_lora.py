@@ -15,12 +15,13 @@ interchangeable fallacy (gold, predicted) for missci-cls.
 k candidates come from k returned sequences (beam search: the k best beams; sampling: k seeded samples),
 each parsed by the shared parser; their pairs are concatenated in rank order, exact repeats dropped.
 """
+
 from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
@@ -59,22 +60,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("adapter", metavar="ADAPTER_DIR", help="fold<k>/adapter folder of a fine-tuning run")
     parser.add_argument("--out", required=True, help="prediction JSONL to write")
     parser.add_argument("--num-candidates", type=int, default=None, help="k ranked candidates (default: as trained)")
-    parser.add_argument("--strategy", choices=["beam", "sample"], default=None,
-                        help="k best beams or k seeded samples (default: as trained)")
+    parser.add_argument(
+        "--strategy",
+        choices=["beam", "sample"],
+        default=None,
+        help="k best beams or k seeded samples (default: as trained)",
+    )
     parser.add_argument("--max-new-tokens", type=int, default=None, help="tokens per candidate (default: as trained)")
     parser.add_argument("--max-arguments", type=int, default=None, help="only the first N arguments")
     parser.add_argument("--max-fallacies", type=int, default=None, help="only the first N fallacies")
     parser.add_argument("--merge", action="store_true", help="merge the adapter into the base before predicting")
     parser.add_argument("--device", default=None, help="cpu, cuda, … (default: as the base model's config)")
-    parser.add_argument("--backend", choices=sorted(BACKENDS), default=None,
-                        help="generation engine (default: the trained llm config's, else transformers); "
-                             "vllm needs a CUDA GPU and pip install '.[vllm]'")
-    parser.add_argument("--trust-remote-code", action="store_true",
-                        help="allow a base model that ships its own Python code (off: a bundle cannot switch it on; "
-                             "see docs/untrusted-files.md)")
-    parser.add_argument("--batch-size", type=int, default=None,
-                        help="prompts per generation batch of the transformers backend "
-                             f"(default: {DEFAULT_CANDIDATE_BATCH_SIZE})")
+    parser.add_argument(
+        "--backend",
+        choices=sorted(BACKENDS),
+        default=None,
+        help="generation engine (default: the trained llm config's, else transformers); "
+        "vllm needs a CUDA GPU and pip install '.[vllm]'",
+    )
+    parser.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="allow a base model that ships its own Python code (off: a bundle cannot switch it on; "
+        "see docs/untrusted-files.md)",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help=f"prompts per generation batch of the transformers backend (default: {DEFAULT_CANDIDATE_BATCH_SIZE})",
+    )
     parser.add_argument("--evaluate", action="store_true", help="score the predictions and print the metrics")
     add_data_options(parser)
     add_premise_options(parser)
@@ -92,19 +107,29 @@ def main(argv: Sequence[str] | None = None) -> dict:
     arguments = select(load_split(args.split, args.data), args.max_arguments, args.max_fallacies)
     seen = set(bundle.get("trained_on_arguments", [])) & {a.id for a in arguments}
     if seen:
-        log.warning("%d of the %d arguments to predict were in this adapter's training data; their scores are "
-                    "not held-out scores (use the adapter of the fold that held them out).", len(seen),
-                    len(arguments))
+        log.warning(
+            "%d of the %d arguments to predict were in this adapter's training data; their scores are "
+            "not held-out scores (use the adapter of the fold that held them out).",
+            len(seen),
+            len(arguments),
+        )
     # bundles written before batching existed say batch_size 1: the current default serves them faster
     settings = CandidateSettings(**{**bundle["candidates"], "batch_size": DEFAULT_CANDIDATE_BATCH_SIZE})
-    overrides = {"num_candidates": args.num_candidates, "strategy": args.strategy,
-                 "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size}
+    overrides = {
+        "num_candidates": args.num_candidates,
+        "strategy": args.strategy,
+        "max_new_tokens": args.max_new_tokens,
+        "batch_size": args.batch_size,
+    }
     settings = dataclasses.replace(settings, **{k: v for k, v in overrides.items() if v is not None})
     options, chat = PromptOptions(**bundle["prompt"]), ChatSettings(**bundle["chat"])
     task = TASKS.get(bundle.get("task"))
     if task is None:
-        raise UserError(f"unknown task {bundle.get('task')!r} in {BUNDLE_FILE}.", path=Path(args.adapter),
-                        fix=f"the task must be one of {', '.join(TASKS)}.")
+        raise UserError(
+            f"unknown task {bundle.get('task')!r} in {BUNDLE_FILE}.",
+            path=Path(args.adapter),
+            fix=f"the task must be one of {', '.join(TASKS)}.",
+        )
     outputs = task.predict(backend, backend.tokenizer, arguments, options, settings, chat)
     task.write(args.out, outputs)
     result: dict = {"predictions": args.out, "task": task.name, "held_out": not seen}

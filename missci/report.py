@@ -14,12 +14,13 @@ A metric a run could not compute is shown as "unavailable" with the run's reason
 baseline that ranks one class only, ...), never as a number. The paper's rows are copied from Glockner et al.
 (2024), not re-run; a figure the paper does not publish stays empty.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Sequence
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error

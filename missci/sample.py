@@ -19,12 +19,13 @@ writes OUT_DIR/dev.missci.jsonl and OUT_DIR/test.missci.jsonl. ``missci/sample_d
 (``--data sample``, ``MISSCI_DATA=sample``, ``task.data_dir=sample``). One ``random.Random(seed)`` is consumed
 in a fixed order, so the bytes are the same on every run and machine.
 """
+
 from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
@@ -62,20 +63,26 @@ def summarize(splits: dict[str, list[dict]]) -> str:
     for split, arguments in splits.items():
         fallacies = [f for a in arguments for f in a["argument"]["fallacies"]]
         classes = Counter(alt["class"] for f in fallacies for alt in f["interchangeable_fallacies"])
-        lines.append(f"{split}: {len(arguments)} arguments, {len(fallacies)} fallacies, {sum(classes.values())} "
-                     f"interchangeable, {len(classes)} classes")
+        lines.append(
+            f"{split}: {len(arguments)} arguments, {len(fallacies)} fallacies, {sum(classes.values())} "
+            f"interchangeable, {len(classes)} classes"
+        )
     everything = [a for arguments in splits.values() for a in arguments]
     claims = Counter(a["argument"]["claim"] for a in everything)
     fact_checks = Counter(a["meta"]["fc_article_url"] for a in everything)
-    lines.append(f"{sum(1 for n in claims.values() if n > 1)} claims and {sum(1 for n in fact_checks.values() if n > 1)} "
-                 f"fact-checks occur in more than one argument")
+    lines.append(
+        f"{sum(1 for n in claims.values() if n > 1)} claims and {sum(1 for n in fact_checks.values() if n > 1)} "
+        f"fact-checks occur in more than one argument"
+    )
     return "\n".join(lines)
 
 
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     parser = command_parser("missci.sample", __doc__.split("\n\n")[0])
-    parser.add_argument("out_dir", metavar="OUT_DIR", help="folder to write dev.missci.jsonl and test.missci.jsonl into")
+    parser.add_argument(
+        "out_dir", metavar="OUT_DIR", help="folder to write dev.missci.jsonl and test.missci.jsonl into"
+    )
     parser.add_argument("--dev", type=int, default=DEFAULT_DEV, help="arguments in the dev split")
     parser.add_argument("--test", type=int, default=DEFAULT_TEST, help="arguments in the test split")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed")

@@ -3,11 +3,12 @@
 Usage: ``python -m missci.stats [--data DIR] [--json]``; JSON keys ``arguments``, ``fallacies``,
 ``interchangeable``, ``classes`` for the total and the same under ``splits.dev`` / ``splits.test``.
 """
+
 from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
@@ -17,10 +18,12 @@ from missci.dataset.reader import SPLITS, Argument, load_split
 
 def split_stats(arguments: list[Argument]) -> dict:
     classes = Counter(alt.fallacy_class for a in arguments for f in a.fallacies for alt in f.interchangeable)
-    return {"arguments": len(arguments),
-            "fallacies": sum(len(a.fallacies) for a in arguments),
-            "interchangeable": sum(classes.values()),
-            "classes": {name: classes.get(name, 0) for name in CLASS_NAMES}}
+    return {
+        "arguments": len(arguments),
+        "fallacies": sum(len(a.fallacies) for a in arguments),
+        "interchangeable": sum(classes.values()),
+        "classes": {name: classes.get(name, 0) for name in CLASS_NAMES},
+    }
 
 
 def dataset_stats(data: str | None = None) -> dict:
@@ -33,8 +36,12 @@ def dataset_stats(data: str | None = None) -> dict:
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> dict:
     parser = command_parser("missci.stats", __doc__.splitlines()[0])
-    parser.add_argument("--data", default=None, help="folder with {dev,test}.missci.jsonl, or `sample` for the "
-                                                     "synthetic sample (default: $MISSCI_DATA, else data/missci)")
+    parser.add_argument(
+        "--data",
+        default=None,
+        help="folder with {dev,test}.missci.jsonl, or `sample` for the "
+        "synthetic sample (default: $MISSCI_DATA, else data/missci)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     stats = dataset_stats(args.data)

@@ -8,10 +8,11 @@ which learning rate:
   embeddings (l = 0) lowest; task heads at the base lr (ULMFiT / MaChAmp).
 - ``head_lr``: an absolute learning rate for the task heads (``None``: the optimiser's lr).
 """
+
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import lightning as L
 import torch
@@ -36,8 +37,9 @@ def build_encoder(encoder: ChunkedEncoder | Mapping | None) -> ChunkedEncoder:
 
     config = dict(encoder)
     # a mapping may come from a saved file: its _target_ is only ever one this project wrote, never imported
-    kind = ENCODERS.name_of_target(config.pop("_target_"), None, "encoder._target_") if "_target_" in config \
-        else "chunked"
+    kind = (
+        ENCODERS.name_of_target(config.pop("_target_"), None, "encoder._target_") if "_target_" in config else "chunked"
+    )
     refuse_code(config, None, "encoder")
     return ENCODERS.get(kind, None, "encoder")(**config)
 
@@ -56,11 +58,16 @@ class FallacyModule(L.LightningModule):
     ``tune_decisions``; everything that is not the encoder counts as the heads (``heads_parameters``).
     """
 
-    def __init__(self, encoder: ChunkedEncoder | Mapping | None = None,
-                 optimizer: Callable[..., torch.optim.Optimizer] | None = None,
-                 scheduler: Callable[..., Any] | None = None,
-                 discriminative_decay: float | None = None, gradual_unfreezing: bool = False,
-                 head_lr: float | None = None, val_metric=None):
+    def __init__(
+        self,
+        encoder: ChunkedEncoder | Mapping | None = None,
+        optimizer: Callable[..., torch.optim.Optimizer] | None = None,
+        scheduler: Callable[..., Any] | None = None,
+        discriminative_decay: float | None = None,
+        gradual_unfreezing: bool = False,
+        head_lr: float | None = None,
+        val_metric=None,
+    ):
         super().__init__()
         self.encoder = build_encoder(encoder)
         self.optimizer_factory = optimizer or default_optimizer
@@ -79,8 +86,10 @@ class FallacyModule(L.LightningModule):
         was_training = self.training
         self.eval()
         try:
-            return [collect({k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()})
-                    for batch in batches]
+            return [
+                collect({k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()})
+                for batch in batches
+            ]
         finally:
             self.train(was_training)
 
@@ -189,7 +198,8 @@ class FallacyModule(L.LightningModule):
                 f"{split}: the model predicted {predicted} {what} where the gold data has {gold} "
                 f"(< {COLLAPSE_FRACTION:.0%}); its decoders may have collapsed to predicting nothing. "
                 "Try a higher model.head_lr, a lower model.o_bias, a lower learning rate for the encoder, "
-                "or more epochs.")
+                "or more epochs."
+            )
         self.log(f"{split}/predicted_{self.unit_name}", float(predicted), sync_dist=True)
         self.log(f"{split}/gold_{self.unit_name}", float(gold), sync_dist=True)
 

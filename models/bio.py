@@ -5,9 +5,10 @@ with ``O=0, B=1, I=2``. Word ``w`` (0-based) is the file's token ``w + 1`` (reco
 The DataModule uses ``spans_to_tags`` to build targets, the models use ``tags_to_spans`` to turn
 decoded tags back into records, so both directions live here and are tested as a round trip.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -40,7 +41,7 @@ def spans_to_tags(spans_per_view: Sequence[Sequence[Span]], num_words: int, labe
             if bool((row[first:last] != O).any()):
                 raise ValueError(f"view {view + 1}: two {span.label} spans overlap at tokens {span.first}-{span.last}")
             row[first] = B
-            row[first + 1:last] = I
+            row[first + 1 : last] = I
     return tags
 
 

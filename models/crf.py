@@ -13,6 +13,7 @@ A large finite constant rather than ``-inf`` keeps ``logsumexp`` and its gradien
 recursions in log space: what a span model reports as its probabilities (``docs/soft-labels.md``), rather than a
 softmax of the emissions, which ignores the transitions and so disagrees with what Viterbi decodes.
 """
+
 from __future__ import annotations
 
 import torch
@@ -74,7 +75,9 @@ class BatchedBIOCRF(nn.Module):
         step_mask = mask[:, None, :].to(emissions.dtype)  # [B, 1, W]
         emitted = emissions.gather(-1, tags.unsqueeze(-1)).squeeze(-1)  # [B, D, W]
         score = (emitted * step_mask).sum(-1)
-        score = score + start.unsqueeze(0).expand(batch, -1, -1).gather(-1, tags[:, :, :1]).squeeze(-1) * step_mask[:, :, 0]
+        score = (
+            score + start.unsqueeze(0).expand(batch, -1, -1).gather(-1, tags[:, :, :1]).squeeze(-1) * step_mask[:, :, 0]
+        )
         if words > 1:
             pair = tags[:, :, :-1] * NUM_TAGS + tags[:, :, 1:]  # [B, D, W-1]
             flat = transitions.reshape(1, decoders, NUM_TAGS * NUM_TAGS).expand(batch, -1, -1)
@@ -139,8 +142,9 @@ class BatchedBIOCRF(nn.Module):
             return emissions.new_zeros(batch, decoders, 0, NUM_TAGS)
         alphas = [start.unsqueeze(0) + emissions[:, :, 0]]  # each [B, D, 3]
         for t in range(1, words):
-            candidate = torch.logsumexp(alphas[-1].unsqueeze(-1) + transitions + emissions[:, :, t].unsqueeze(-2),
-                                        dim=-2)
+            candidate = torch.logsumexp(
+                alphas[-1].unsqueeze(-1) + transitions + emissions[:, :, t].unsqueeze(-2), dim=-2
+            )
             alphas.append(torch.where(mask[:, t, None, None], candidate, alphas[-1]))
         # padded steps copy alpha forward, so the last alpha is the one at each post's last real word
         log_z = torch.logsumexp(alphas[-1] + end.unsqueeze(0), dim=-1)  # [B, D]

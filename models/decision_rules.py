@@ -10,6 +10,7 @@ closest to the fixed rule, so tuning never moves a decision it has no evidence f
 Functions here take tensors only; the models (``models/mvml.py``, ``models/mvmd.py``) collect the dev
 outputs and store the result in a buffer that is saved with the weights.
 """
+
 from __future__ import annotations
 
 import torch
@@ -36,8 +37,9 @@ def _pick(scores: torch.Tensor, grid: torch.Tensor, fixed: float) -> torch.Tenso
     return grid[(scores.double() - penalty.view(shape)).argmax(0)]
 
 
-def tune_thresholds(probabilities: torch.Tensor, targets: torch.Tensor, fallback: float,
-                    min_positives: int, grid=THRESHOLD_GRID) -> torch.Tensor:
+def tune_thresholds(
+    probabilities: torch.Tensor, targets: torch.Tensor, fallback: float, min_positives: int, grid=THRESHOLD_GRID
+) -> torch.Tensor:
     """Thresholds ``[V, C]`` from dev probabilities and 0/1 targets ``[N, V, C]``.
 
     Each (view, label) gets the grid threshold that maximises its F1 on dev; with fewer than
@@ -73,7 +75,9 @@ def decoder_span_f1(predicted: torch.Tensor, gold: torch.Tensor) -> torch.Tensor
     recall_sum = _span_overlap_sums(gold, predicted).sum(0)
     num_predicted = (predicted == B).sum((0, 2)).double()
     num_gold = (gold == B).sum((0, 2)).double()
-    precision = torch.where(num_predicted > 0, precision_sum / num_predicted.clamp(min=1), torch.zeros_like(num_predicted))
+    precision = torch.where(
+        num_predicted > 0, precision_sum / num_predicted.clamp(min=1), torch.zeros_like(num_predicted)
+    )
     recall = torch.where(num_gold > 0, recall_sum / num_gold.clamp(min=1), torch.zeros_like(num_gold))
     total = precision + recall
     return torch.where(total > 0, 2 * precision * recall / total.clamp(min=1e-12), torch.zeros_like(total))
@@ -87,8 +91,9 @@ def with_o_bias(emissions: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def tune_o_bias(crf: BatchedBIOCRF, batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
-                min_spans: int, grid=O_BIAS_GRID) -> torch.Tensor:
+def tune_o_bias(
+    crf: BatchedBIOCRF, batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], min_spans: int, grid=O_BIAS_GRID
+) -> torch.Tensor:
     """O biases ``[D]`` from dev ``(emissions [B, D, W, 3], gold tags [B, D, W], word mask [B, W])`` batches.
 
     For each grid value every decoder decodes dev with that bias on its O score; each decoder keeps the

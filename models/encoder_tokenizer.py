@@ -9,6 +9,7 @@ is built here the way transformers 4 did: CamemBERT's fairseq ids in front (``<s
 ``<mask>`` last, BPE merges in the pieces' order, ``<s> … </s>`` around a sequence. Every other folder goes to
 ``AutoTokenizer``. Checks and messages for incomplete folders: common/model_files.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,7 @@ from common.model_availability import ModelUnavailable, ensure_model_available
 from common.model_files import check_model_folder, explain_load_error, local_model_folder
 
 CAMEMBERT_TYPES = {"camembert"}
-SENTENCEPIECE_BPE = 2   # ModelProto.TrainerSpec.ModelType.BPE
+SENTENCEPIECE_BPE = 2  # ModelProto.TrainerSpec.ModelType.BPE
 CAMEMBERT_FAIRSEQ = ["<s>NOTUSED", "<pad>", "</s>NOTUSED", "<unk>", "<unk>NOTUSED"]
 
 
@@ -76,29 +77,44 @@ def camembert_bpe_tokenizer(model_file: Path, model_max_length: int = 512):
     charsmap = proto.normalizer_spec.precompiled_charsmap
     steps = [normalizers.Precompiled(charsmap)] if charsmap else []
     backend.normalizer = normalizers.Sequence(steps)
-    backend.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")])
+    backend.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")]
+    )
     backend.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
     backend.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
-        special_tokens=[("<s>", vocab["<s>"]), ("</s>", vocab["</s>"])])
+        single="<s> $A </s>",
+        pair="<s> $A </s> </s> $B </s>",
+        special_tokens=[("<s>", vocab["<s>"]), ("</s>", vocab["</s>"])],
+    )
     return PreTrainedTokenizerFast(
-        tokenizer_object=backend, bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>",
-        unk_token="<unk>", pad_token="<pad>", mask_token=AddedToken("<mask>", lstrip=True, special=True),
-        additional_special_tokens=["<s>NOTUSED", "</s>NOTUSED", "<unk>NOTUSED"], model_max_length=model_max_length)
+        tokenizer_object=backend,
+        bos_token="<s>",
+        eos_token="</s>",
+        sep_token="</s>",
+        cls_token="<s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        mask_token=AddedToken("<mask>", lstrip=True, special=True),
+        additional_special_tokens=["<s>NOTUSED", "</s>NOTUSED", "<unk>NOTUSED"],
+        model_max_length=model_max_length,
+    )
 
 
-def load_encoder_tokenizer(name_or_path: str, trust_remote_code: bool = False, weights: bool = False,
-                           config_key: str = "encoder.name_or_path"):
+def load_encoder_tokenizer(
+    name_or_path: str, trust_remote_code: bool = False, weights: bool = False, config_key: str = "encoder.name_or_path"
+):
     """The tokenizer of an encoder, or one ``UserError`` naming the folder or hub id, what is missing and the fix.
 
     ``weights=True`` also checks that the folder holds weights (asked once, before the model loads)."""
     try:
-        ensure_model_available(name_or_path, "encoder")   # a hub id neither cached nor reachable fails fast
+        ensure_model_available(name_or_path, "encoder")  # a hub id neither cached nor reachable fails fast
     except ModelUnavailable as err:
-        raise ModelUnavailable(err.message, fix=f"set {config_key} to a local model folder (where the hub is "
-                               f"reachable: huggingface-cli download {name_or_path} --local-dir DIR), or use the "
-                               "offline default encoder=minilm") from None
+        raise ModelUnavailable(
+            err.message,
+            fix=f"set {config_key} to a local model folder (where the hub is "
+            f"reachable: huggingface-cli download {name_or_path} --local-dir DIR), or use the "
+            "offline default encoder=minilm",
+        ) from None
     check_model_folder(name_or_path, config_key, weights=weights, trust_remote_code=trust_remote_code)
     folder = local_model_folder(name_or_path)
     try:
@@ -106,6 +122,7 @@ def load_encoder_tokenizer(name_or_path: str, trust_remote_code: bool = False, w
         if bpe_model is not None:
             return camembert_bpe_tokenizer(bpe_model)
         from transformers import AutoTokenizer
+
         return AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
     except (OSError, ValueError, TypeError, ImportError, KeyError) as err:
         raise explain_load_error(name_or_path, err, "encoder", config_key) from None

@@ -17,6 +17,7 @@ a decision rule, move the decoded path only, as in a single model).
 Both return from ``predict_step`` exactly what a single model's ``predict_step`` returns, so code that
 predicts (``faina.predict``, taggers) never asks whether it holds one model or several.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -74,8 +75,11 @@ class MVMLEnsemble(_Ensemble):
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
         probabilities = self.probabilities(batch)
-        return {"post_index": batch["post_index"].cpu(), "probabilities": probabilities.cpu(),
-                "predicted": self.decide(probabilities).cpu()}
+        return {
+            "post_index": batch["post_index"].cpu(),
+            "probabilities": probabilities.cpu(),
+            "predicted": self.decide(probabilities).cpu(),
+        }
 
 
 class MVMDEnsemble(_Ensemble):
@@ -112,8 +116,12 @@ class MVMDEnsemble(_Ensemble):
         emissions, mask = self._member_emissions(batch), batch["word_mask"]
         tags = self.crf.viterbi(self._mean_decision(emissions), mask)
         inside = self.crf.inside_probabilities(torch.stack(emissions).mean(0).float(), mask.bool())
-        return {"post_index": batch["post_index"].cpu(), "tags": tags.cpu(), "num_words": mask.sum(-1).cpu(),
-                "inside": inside.cpu()}
+        return {
+            "post_index": batch["post_index"].cpu(),
+            "tags": tags.cpu(),
+            "num_words": mask.sum(-1).cpu(),
+            "inside": inside.cpu(),
+        }
 
 
 ENSEMBLE_OF = {MVML: MVMLEnsemble, MVMD: MVMDEnsemble}

@@ -3,9 +3,10 @@
 Both heads realise "one small decoder per annotator view (and label)" as a single wide linear layer,
 so adding views or labels changes a shape, not the number of modules or kernel launches.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -40,13 +41,16 @@ class BIODecoders(nn.Module):
     default initialisation (see ``models/mvmd.py`` for why the default differs).
     """
 
-    def __init__(self, hidden_size: int, num_decoders: int, loss_weights: Sequence[float] | None = None,
-                 o_bias: float = 0.0):
+    def __init__(
+        self, hidden_size: int, num_decoders: int, loss_weights: Sequence[float] | None = None, o_bias: float = 0.0
+    ):
         super().__init__()
         self.num_decoders = num_decoders
         self.projection = nn.Linear(hidden_size, num_decoders * NUM_TAGS)
         self.crf = BatchedBIOCRF(num_decoders)
-        weights = torch.ones(num_decoders) if loss_weights is None else torch.tensor(list(loss_weights), dtype=torch.float)
+        weights = (
+            torch.ones(num_decoders) if loss_weights is None else torch.tensor(list(loss_weights), dtype=torch.float)
+        )
         if weights.shape != (num_decoders,):
             raise ValueError(f"loss_weights needs {num_decoders} values (one per decoder), got {weights.numel()}")
         self.register_buffer("loss_weights", weights)

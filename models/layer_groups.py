@@ -5,6 +5,7 @@ first) both need to know which parameters form which layer, for any Hugging Face
 are the ``ModuleList`` whose length is ``config.num_hidden_layers``; everything before it (embeddings)
 is group 0, layer ``i`` is group ``i + 1``, and what comes after (pooler, final norm) joins the top group.
 """
+
 from __future__ import annotations
 
 from torch import nn
@@ -12,8 +13,11 @@ from torch import nn
 
 def _layer_list_name(model: nn.Module) -> str | None:
     count = getattr(getattr(model, "config", None), "num_hidden_layers", None)
-    candidates = [(name, module) for name, module in model.named_modules()
-                  if isinstance(module, nn.ModuleList) and count is not None and len(module) == count]
+    candidates = [
+        (name, module)
+        for name, module in model.named_modules()
+        if isinstance(module, nn.ModuleList) and count is not None and len(module) == count
+    ]
     if not candidates:
         return None
     name, _ = max(candidates, key=lambda item: sum(p.numel() for p in item[1].parameters()))
@@ -34,7 +38,7 @@ def encoder_layer_groups(model: nn.Module) -> list[list[nn.Parameter]]:
     seen_layers = False
     for name, parameter in model.named_parameters():
         if name.startswith(prefix):
-            index = int(name[len(prefix):].split(".", 1)[0])
+            index = int(name[len(prefix) :].split(".", 1)[0])
             groups[index + 1].append(parameter)
             seen_layers = True
         elif not seen_layers:

@@ -22,10 +22,11 @@ span F1 on the fold's dev set (``tune_decisions``, ``models/decision_rules.py``)
 over-predict; decoders with fewer than ``min_dev_spans`` dev spans keep 0. The decision biases live in the
 ``decision_o_bias`` buffer ``[D]`` (saved with the weights; all 0 unless tuned) and apply to every decode.
 """
+
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import torch
 
@@ -52,12 +53,21 @@ class MVMD(FallacyModule):
 
     unit_name = "spans"
 
-    def __init__(self, encoder: ChunkedEncoder | Mapping | None = None, num_views: int = 2,
-                 labels: Sequence[str] = (), optimizer: Callable[..., torch.optim.Optimizer] | None = None,
-                 scheduler: Callable[..., Any] | None = None, loss_weights: Sequence[float] | None = None,
-                 discriminative_decay: float | None = None, gradual_unfreezing: bool = False,
-                 head_lr: float | None = 1e-2, o_bias: float | str = 0.0, val_metric=None,
-                 min_dev_spans: int = 3):
+    def __init__(
+        self,
+        encoder: ChunkedEncoder | Mapping | None = None,
+        num_views: int = 2,
+        labels: Sequence[str] = (),
+        optimizer: Callable[..., torch.optim.Optimizer] | None = None,
+        scheduler: Callable[..., Any] | None = None,
+        loss_weights: Sequence[float] | None = None,
+        discriminative_decay: float | None = None,
+        gradual_unfreezing: bool = False,
+        head_lr: float | None = 1e-2,
+        o_bias: float | str = 0.0,
+        val_metric=None,
+        min_dev_spans: int = 3,
+    ):
         super().__init__(encoder, optimizer, scheduler, discriminative_decay, gradual_unfreezing, head_lr, val_metric)
         labels = [str(label) for label in labels]
         if not labels:
@@ -71,8 +81,9 @@ class MVMD(FallacyModule):
             raise ValueError(f"o_bias must be a number (initial bias) or 'tuned', got {o_bias!r}")
         self.min_dev_spans = min_dev_spans
         num_decoders = num_views * len(labels)
-        self.decoders = BIODecoders(self.encoder.hidden_size, num_decoders, loss_weights,
-                                    0.0 if self.tuned else float(o_bias))
+        self.decoders = BIODecoders(
+            self.encoder.hidden_size, num_decoders, loss_weights, 0.0 if self.tuned else float(o_bias)
+        )
         self.register_buffer("decision_o_bias", torch.zeros(num_decoders))
         self._register_load_state_dict_pre_hook(self._keep_bias_of_older_exports)
 
@@ -110,8 +121,9 @@ class MVMD(FallacyModule):
         self.log(f"{split}/loss", loss, batch_size=size, sync_dist=True)
         predicted = self.batch_spans(self.decoders.decode(self.with_decision_bias(emissions), mask), mask)
         gold = self.batch_spans(batch["tags"], mask)
-        self.count_predictions(split, sum(len(v) for post in predicted for v in post),
-                               sum(len(v) for post in gold for v in post))
+        self.count_predictions(
+            split, sum(len(v) for post in predicted for v in post), sum(len(v) for post in gold for v in post)
+        )
         metric = self.metric_for(split)
         if metric is not None:
             metric.update(predicted, gold)
@@ -127,16 +139,21 @@ class MVMD(FallacyModule):
         (like MVML's tuned thresholds) and moves only the tags (``docs/soft-labels.md``)."""
         emissions, mask = self.emissions(batch), batch["word_mask"]
         tags = self.decoders.decode(self.with_decision_bias(emissions), mask)
-        return {"post_index": batch["post_index"].cpu(), "tags": tags.cpu(), "num_words": mask.sum(-1).cpu(),
-                "inside": self.decoders.inside_probabilities(emissions, mask).cpu()}
+        return {
+            "post_index": batch["post_index"].cpu(),
+            "tags": tags.cpu(),
+            "num_words": mask.sum(-1).cpu(),
+            "inside": self.decoders.inside_probabilities(emissions, mask).cpu(),
+        }
 
     @torch.no_grad()
     def tune_decisions(self, batches: Iterable[Mapping[str, torch.Tensor]]) -> dict | None:
         """With ``o_bias="tuned"``: fit each decoder's decision O bias on labelled dev batches."""
         if not self.tuned:
             return None
-        collected = self.collect_in_eval(batches, lambda batch: (self.emissions(batch).float().cpu(),
-                                                                 batch["tags"].cpu(), batch["word_mask"].cpu()))
+        collected = self.collect_in_eval(
+            batches, lambda batch: (self.emissions(batch).float().cpu(), batch["tags"].cpu(), batch["word_mask"].cpu())
+        )
         if not collected:
             return None
         crf = self.decoders.crf

@@ -7,10 +7,11 @@ label picked on the fold's dev set after training (``tune_decisions``, ``models/
 τ = ``fallback_threshold`` where dev has fewer than ``min_dev_positives`` positives. The thresholds live
 in the ``thresholds`` buffer ``[V, C]``, so they are saved and loaded with the weights.
 """
+
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import torch
 
@@ -25,12 +26,21 @@ class MVML(FallacyModule):
 
     unit_name = "labels"
 
-    def __init__(self, encoder: ChunkedEncoder | Mapping | None = None, num_views: int = 2,
-                 labels: Sequence[str] = (), optimizer: Callable[..., torch.optim.Optimizer] | None = None,
-                 scheduler: Callable[..., Any] | None = None, threshold: float | str = 0.7,
-                 discriminative_decay: float | None = None, gradual_unfreezing: bool = False,
-                 head_lr: float | None = None, val_metric=None, fallback_threshold: float = 0.7,
-                 min_dev_positives: int = 3):
+    def __init__(
+        self,
+        encoder: ChunkedEncoder | Mapping | None = None,
+        num_views: int = 2,
+        labels: Sequence[str] = (),
+        optimizer: Callable[..., torch.optim.Optimizer] | None = None,
+        scheduler: Callable[..., Any] | None = None,
+        threshold: float | str = 0.7,
+        discriminative_decay: float | None = None,
+        gradual_unfreezing: bool = False,
+        head_lr: float | None = None,
+        val_metric=None,
+        fallback_threshold: float = 0.7,
+        min_dev_positives: int = 3,
+    ):
         super().__init__(encoder, optimizer, scheduler, discriminative_decay, gradual_unfreezing, head_lr, val_metric)
         labels = [str(label) for label in labels]
         if not labels:
@@ -71,8 +81,9 @@ class MVML(FallacyModule):
         self.log(f"{split}/loss", self.head.loss(logits, batch["labels"]), batch_size=size, sync_dist=True)
         predicted = self.label_sets(self.decide(torch.sigmoid(logits)))
         gold = self.label_sets(batch["labels"] > 0.5)
-        self.count_predictions(split, sum(len(v) for post in predicted for v in post),
-                               sum(len(v) for post in gold for v in post))
+        self.count_predictions(
+            split, sum(len(v) for post in predicted for v in post), sum(len(v) for post in gold for v in post)
+        )
         metric = self.metric_for(split)
         if metric is not None:
             metric.update(predicted, gold)
@@ -88,20 +99,28 @@ class MVML(FallacyModule):
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
         probabilities = torch.sigmoid(self(batch))
-        return {"post_index": batch["post_index"].cpu(), "probabilities": probabilities.cpu(),
-                "predicted": self.decide(probabilities).cpu()}
+        return {
+            "post_index": batch["post_index"].cpu(),
+            "probabilities": probabilities.cpu(),
+            "predicted": self.decide(probabilities).cpu(),
+        }
 
     @torch.no_grad()
     def tune_decisions(self, batches: Iterable[Mapping[str, torch.Tensor]]) -> dict | None:
         """With ``threshold="tuned"``: fit the per-view, per-label thresholds on labelled dev batches."""
         if not self.tuned:
             return None
-        collected = self.collect_in_eval(batches, lambda batch: (torch.sigmoid(self(batch)).float().cpu(),
-                                                                 batch["labels"].float().cpu()))
+        collected = self.collect_in_eval(
+            batches, lambda batch: (torch.sigmoid(self(batch)).float().cpu(), batch["labels"].float().cpu())
+        )
         if not collected:
             return None
         probabilities, targets = zip(*collected)
         tuned = tune_thresholds(torch.cat(probabilities), torch.cat(targets), self.threshold, self.min_dev_positives)
         self.thresholds.copy_(tuned.to(self.thresholds))
-        return {"thresholds": {f"a{v + 1}": {label: round(value, 4) for label, value in zip(self.labels, tuned[v].tolist())}
-                               for v in range(self.num_views)}}
+        return {
+            "thresholds": {
+                f"a{v + 1}": {label: round(value, 4) for label, value in zip(self.labels, tuned[v].tolist())}
+                for v in range(self.num_views)
+            }
+        }

@@ -5,6 +5,7 @@ names them (``"architecture": "MVMD"``, ``{"name": "adamw", "lr": 1e-4}``), and 
 (``common.untrusted.Registry``). ``targets`` are the Hydra paths that earlier releases wrote into model.json, so
 their folders still load; any other path is refused, never imported.
 """
+
 from __future__ import annotations
 
 import torch
@@ -17,16 +18,26 @@ from models.mvml import MVML
 
 __all__ = ["ARCHITECTURES", "ENCODERS", "OPTIMIZERS", "SCHEDULERS", "NO_SCHEDULER"]
 
-ARCHITECTURES = Registry("architecture", {"MVML": MVML, "MVMD": MVMD},
-                         targets={"models.mvml.MVML": "MVML", "models.mvmd.MVMD": "MVMD"})
+ARCHITECTURES = Registry(
+    "architecture", {"MVML": MVML, "MVMD": MVMD}, targets={"models.mvml.MVML": "MVML", "models.mvmd.MVMD": "MVMD"}
+)
 
-OPTIMIZERS = Registry("optimizer", {"adamw": torch.optim.AdamW, "adam": torch.optim.Adam, "sgd": torch.optim.SGD},
-                      targets={"torch.optim.AdamW": "adamw", "torch.optim.adamw.AdamW": "adamw",
-                               "torch.optim.Adam": "adam", "torch.optim.adam.Adam": "adam",
-                               "torch.optim.SGD": "sgd", "torch.optim.sgd.SGD": "sgd"})
+OPTIMIZERS = Registry(
+    "optimizer",
+    {"adamw": torch.optim.AdamW, "adam": torch.optim.Adam, "sgd": torch.optim.SGD},
+    targets={
+        "torch.optim.AdamW": "adamw",
+        "torch.optim.adamw.AdamW": "adamw",
+        "torch.optim.Adam": "adam",
+        "torch.optim.adam.Adam": "adam",
+        "torch.optim.SGD": "sgd",
+        "torch.optim.sgd.SGD": "sgd",
+    },
+)
 
 NO_SCHEDULER = "none"
-SCHEDULERS = Registry("scheduler", {"slanted_triangular": schedules.slanted_triangular,
-                                    "constant": schedules.constant, NO_SCHEDULER: None},
-                      targets={"models.schedules.slanted_triangular": "slanted_triangular",
-                               "models.schedules.constant": "constant"})
+SCHEDULERS = Registry(
+    "scheduler",
+    {"slanted_triangular": schedules.slanted_triangular, "constant": schedules.constant, NO_SCHEDULER: None},
+    targets={"models.schedules.slanted_triangular": "slanted_triangular", "models.schedules.constant": "constant"},
+)

@@ -13,6 +13,7 @@ folders still load: only the ``_target_`` paths listed in ``models.registry`` ar
 refused with one message naming the file and the key. ``check_model_block`` validates every field (types,
 ranges, closed sets) before anything is built; ``build_model`` maps the names through the registries.
 """
+
 from __future__ import annotations
 
 import functools
@@ -81,8 +82,11 @@ class MvmdSettings(SharedModuleSettings):
 
 MODULE_SETTINGS = {"MVML": MvmlSettings, "MVMD": MvmdSettings}
 OPTIMIZER_SETTINGS = {"adamw": AdamSettings, "adam": AdamSettings, "sgd": SgdSettings}
-SCHEDULER_SETTINGS = {"slanted_triangular": SlantedTriangularSettings, "constant": PlainScheduleSettings,
-                      NO_SCHEDULER: PlainScheduleSettings}
+SCHEDULER_SETTINGS = {
+    "slanted_triangular": SlantedTriangularSettings,
+    "constant": PlainScheduleSettings,
+    NO_SCHEDULER: PlainScheduleSettings,
+}
 
 
 class ModelBlock(Strict):
@@ -96,6 +100,7 @@ class ModelBlock(Strict):
 
 class CheckedModel(Strict):
     """A validated model block: the architecture and its settings, optimiser and schedule."""
+
     name: str | None
     architecture: str
     dropout: float
@@ -105,9 +110,14 @@ class CheckedModel(Strict):
 
     def saved(self) -> dict:
         """The block as it is written (plain JSON, names only)."""
-        return {"name": self.name, "architecture": self.architecture, "dropout": self.dropout,
-                "module": self.module.model_dump(), "optimizer": self.optimizer.model_dump(),
-                "scheduler": self.scheduler.model_dump()}
+        return {
+            "name": self.name,
+            "architecture": self.architecture,
+            "dropout": self.dropout,
+            "module": self.module.model_dump(),
+            "optimizer": self.optimizer.model_dump(),
+            "scheduler": self.scheduler.model_dump(),
+        }
 
 
 def _named_part(node: Any, registry, path, where: str) -> dict:
@@ -115,8 +125,11 @@ def _named_part(node: Any, registry, path, where: str) -> dict:
     if node is None:
         return {"name": NO_SCHEDULER} if registry is SCHEDULERS else {"name": "adamw"}
     if not isinstance(node, dict):
-        raise UserError(f"{where} must be a mapping, not {type(node).__name__}", path=path,
-                        fix="write it as {\"name\": ..., and plain numeric arguments}")
+        raise UserError(
+            f"{where} must be a mapping, not {type(node).__name__}",
+            path=path,
+            fix='write it as {"name": ..., and plain numeric arguments}',
+        )
     node = dict(node)
     if "_target_" in node:
         node["name"] = registry.name_of_target(node.pop("_target_"), path, f"{where}._target_")
@@ -130,8 +143,11 @@ def named_model_block(block: Any, path: str | Path | None = None) -> dict:
     """A Hydra-style model config (``module._target_`` etc.; today's conf or an earlier release's model.json)
     as the named block; a block already in named form is returned as it is. Unknown targets are refused."""
     if not isinstance(block, dict):
-        raise UserError(f"model must be a mapping, not {type(block).__name__}", path=path,
-                        fix="write the model block with \"architecture\", \"module\", \"optimizer\", \"scheduler\"")
+        raise UserError(
+            f"model must be a mapping, not {type(block).__name__}",
+            path=path,
+            fix='write the model block with "architecture", "module", "optimizer", "scheduler"',
+        )
     module = block.get("module")
     if "architecture" in block or not isinstance(module, dict) or "_target_" not in module:
         return block
@@ -153,8 +169,14 @@ def check_model_block(block: Any, path: str | Path | None, prefix: str = "model"
     module = validated(MODULE_SETTINGS[top.architecture], top.module, path, dotted(prefix, "module"))
     optimizer = _checked_part(top.optimizer, OPTIMIZERS, OPTIMIZER_SETTINGS, path, dotted(parts, "optimizer"))
     scheduler = _checked_part(top.scheduler, SCHEDULERS, SCHEDULER_SETTINGS, path, dotted(parts, "scheduler"))
-    return CheckedModel(name=top.name, architecture=top.architecture, dropout=top.dropout, module=module,
-                        optimizer=optimizer, scheduler=scheduler)
+    return CheckedModel(
+        name=top.name,
+        architecture=top.architecture,
+        dropout=top.dropout,
+        module=module,
+        optimizer=optimizer,
+        scheduler=scheduler,
+    )
 
 
 def _checked_part(node: dict, registry, schemas: dict, path, where: str):
@@ -174,16 +196,29 @@ def scheduler_factory(settings: SlantedTriangularSettings | PlainScheduleSetting
     return None if schedule is None else functools.partial(schedule, **settings.model_dump(exclude={"name"}))
 
 
-def build_model(checked: CheckedModel, encoder, num_views: int, labels, val_metric=None,
-                path: str | Path | None = None):
+def build_model(
+    checked: CheckedModel, encoder, num_views: int, labels, val_metric=None, path: str | Path | None = None
+):
     """The LightningModule a checked block describes, over ``encoder`` (the registries give every class)."""
     architecture = ARCHITECTURES.get(checked.architecture, None, "model.architecture")
     module = checked.module.model_dump()
-    if checked.architecture == "MVMD" and module["loss_weights"] is not None \
-            and len(module["loss_weights"]) != num_views * len(labels):
-        raise UserError(f"model.module.loss_weights has {len(module['loss_weights'])} weights for "
-                        f"{num_views * len(labels)} decoders (views x labels)", path=path,
-                        fix="give one weight per decoder, or null for all 1")
-    return architecture(encoder=encoder, num_views=num_views, labels=list(labels), val_metric=val_metric,
-                        optimizer=optimizer_factory(checked.optimizer),
-                        scheduler=scheduler_factory(checked.scheduler), **module)
+    if (
+        checked.architecture == "MVMD"
+        and module["loss_weights"] is not None
+        and len(module["loss_weights"]) != num_views * len(labels)
+    ):
+        raise UserError(
+            f"model.module.loss_weights has {len(module['loss_weights'])} weights for "
+            f"{num_views * len(labels)} decoders (views x labels)",
+            path=path,
+            fix="give one weight per decoder, or null for all 1",
+        )
+    return architecture(
+        encoder=encoder,
+        num_views=num_views,
+        labels=list(labels),
+        val_metric=val_metric,
+        optimizer=optimizer_factory(checked.optimizer),
+        scheduler=scheduler_factory(checked.scheduler),
+        **module,
+    )

@@ -3,6 +3,7 @@
 ``configure_optimizers`` calls the partial as ``schedule(optimizer, total_steps=...)`` with
 ``trainer.estimated_stepping_batches``, so a config never has to know the data size.
 """
+
 from __future__ import annotations
 
 import math

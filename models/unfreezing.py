@@ -5,6 +5,7 @@ from the top layer down to the embeddings. Training the fresh heads first keeps 
 gradients from disturbing the pretrained lower layers. The state depends only on the epoch number,
 so a resumed run freezes exactly as the uninterrupted one would.
 """
+
 from __future__ import annotations
 
 import lightning as L

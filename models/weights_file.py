@@ -5,6 +5,7 @@ is compared with the model the config describes before a single tensor is read: 
 architecture, label set or encoder ends in one message naming the tensor, not in a half-loaded model or a
 shape error deep inside torch. Loaded tensors must be finite (a NaN weight predicts garbage silently).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,11 +32,18 @@ def check_weights_fit(path: str | Path, model: torch.nn.Module, fix: str) -> Non
     expected = {name: tuple(value.shape) for name, value in model.state_dict().items()}
     for name, shape in tensor_shapes(path, fix).items():
         if name not in expected:
-            raise UserError(f"the weights hold the tensor {name!r}, which the model described by the config does not "
-                            "have", path=path, fix=fix)
+            raise UserError(
+                f"the weights hold the tensor {name!r}, which the model described by the config does not have",
+                path=path,
+                fix=fix,
+            )
         if shape != expected[name]:
-            raise UserError(f"the tensor {name!r} has shape {list(shape)}, the model described by the config needs "
-                            f"{list(expected[name])}", path=path, fix=fix)
+            raise UserError(
+                f"the tensor {name!r} has shape {list(shape)}, the model described by the config needs "
+                f"{list(expected[name])}",
+                path=path,
+                fix=fix,
+            )
 
 
 def load_weights(path: str | Path, model: torch.nn.Module, fix: str, device: str | torch.device = "cpu") -> None:
@@ -53,5 +61,6 @@ def load_weights(path: str | Path, model: torch.nn.Module, fix: str, device: str
         model.load_state_dict(state)
     except RuntimeError as err:
         first = " ".join(line.strip() for line in str(err).strip().splitlines()[:2])
-        raise UserError(f"the weights do not fit the model described by the config ({first})", path=path,
-                        fix=fix) from None
+        raise UserError(
+            f"the weights do not fit the model described by the config ({first})", path=path, fix=fix
+        ) from None

@@ -11,6 +11,7 @@ runs ``--repeats`` times, alternating, and the median is reported. Numbers depen
 
     python scripts/benchmark_checkpoints.py [--repeats 3] [--dir /tmp/ckpt-bench]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,15 @@ def build_checkpoint():
     for parameter in model.parameters():
         parameter.grad = torch.zeros_like(parameter)
     optimizer.step()  # creates the two moment tensors per parameter
-    checkpoint = {"epoch": 3, "global_step": 100, "state_dict": model.state_dict(),
-                  "optimizer_states": [optimizer.state_dict()], "lr_schedulers": [], "loops": {}, "callbacks": {}}
+    checkpoint = {
+        "epoch": 3,
+        "global_step": 100,
+        "state_dict": model.state_dict(),
+        "optimizer_states": [optimizer.state_dict()],
+        "lr_schedulers": [],
+        "loops": {},
+        "callbacks": {},
+    }
     return model, checkpoint
 
 
@@ -80,17 +88,23 @@ def main() -> None:
             start = time.perf_counter()
             write()
             times[key].append(time.perf_counter() - start)
-    sizes = {key: (folder / f"{key[0]}-{'best.safetensors' if key[1].endswith('safetensors') else key[1]}").stat().st_size
-             for key in writes}
+    sizes = {
+        key: (folder / f"{key[0]}-{'best.safetensors' if key[1].endswith('safetensors') else key[1]}").stat().st_size
+        for key in writes
+    }
     print(f"{'policy':7} {'file (written when)':50} {'MB':>7} {'median s':>9}")
     for (policy, file), values in times.items():
         when = "every epoch" if file == "last.ckpt" else "when dev F1 improves"
-        print(f"{policy:7} {file + ' (' + when + ')':50} {sizes[(policy, file)] / 1e6:7.1f} "
-              f"{statistics.median(values):9.2f}")
+        print(
+            f"{policy:7} {file + ' (' + when + ')':50} {sizes[(policy, file)] / 1e6:7.1f} "
+            f"{statistics.median(values):9.2f}"
+        )
     for policy in ("before", "after"):
         keys = [key for key in writes if key[0] == policy]
-        print(f"{policy}: an improving epoch writes {sum(sizes[k] for k in keys) / 1e6:.1f} MB in "
-              f"{sum(statistics.median(times[k]) for k in keys):.2f} s")
+        print(
+            f"{policy}: an improving epoch writes {sum(sizes[k] for k in keys) / 1e6:.1f} MB in "
+            f"{sum(statistics.median(times[k]) for k in keys):.2f} s"
+        )
 
 
 if __name__ == "__main__":

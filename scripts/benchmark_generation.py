@@ -22,6 +22,7 @@ the GGUF file is de-quantised, as before), ``first`` (empty cache folder: conver
 ``second`` (the same folder again). Each child also prints a checksum of the model's logits on a fixed input,
 so the cached model is shown to be the same model.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,6 +40,7 @@ sys.path.insert(0, str(REPO))
 
 def llm_config(name: str) -> dict:
     from omegaconf import OmegaConf
+
     return OmegaConf.to_container(OmegaConf.load(REPO / "conf" / "llm" / f"{name}.yaml"), resolve=True)
 
 
@@ -48,20 +50,26 @@ def phase_load(args) -> dict:
 
     from models.llm.backends import spec_from_config
     from models.llm.loading import load_causal_lm
+
     start = time.perf_counter()
     model, tokenizer = load_causal_lm(spec_from_config({**llm_config(args.llm), "device": "cpu"}))
     seconds = time.perf_counter() - start
     ids = tokenizer("Premise: one study. Claim: all studies.", return_tensors="pt")["input_ids"]
     with torch.no_grad():
         logits = model(input_ids=ids).logits
-    return {"seconds": seconds, "logit_sum": float(logits.double().sum()), "vocab": len(tokenizer),
-            "chat_template": bool(tokenizer.chat_template)}
+    return {
+        "seconds": seconds,
+        "logit_sum": float(logits.double().sum()),
+        "vocab": len(tokenizer),
+        "chat_template": bool(tokenizer.chat_template),
+    }
 
 
 def missci_prompts(args) -> list[str]:
     from missci.dataset.reader import iter_fallacies, load_split
     from missci.prompting.prompts import PromptOptions, reconstruction_prompt
-    pairs = list(iter_fallacies(load_split("dev", args.data)))[:args.prompts]
+
+    pairs = list(iter_fallacies(load_split("dev", args.data)))[: args.prompts]
     return [reconstruction_prompt(a, f, PromptOptions()) for a, f in pairs]
 
 
@@ -81,16 +89,30 @@ def phase_generate(args) -> dict:
         start = time.perf_counter()
         answers = backend.generate(prompts, settings)
         seconds = time.perf_counter() - start
-        tokens = sum(min(len(tokenizer(a, add_special_tokens=False)["input_ids"]) + 1, args.max_new_tokens)
-                     for a in answers)
+        tokens = sum(
+            min(len(tokenizer(a, add_special_tokens=False)["input_ids"]) + 1, args.max_new_tokens) for a in answers
+        )
         reference = reference if reference is not None else answers
         differ = [i for i, (a, b) in enumerate(zip(reference, answers)) if a != b]
-        rows.append({"batch_size": batch_size, "seconds": seconds, "tokens": tokens, "tokens_per_s": tokens / seconds,
-                     "differ_from_first": differ})
+        rows.append(
+            {
+                "batch_size": batch_size,
+                "seconds": seconds,
+                "tokens": tokens,
+                "tokens_per_s": tokens / seconds,
+                "differ_from_first": differ,
+            }
+        )
         print(f"batch size {batch_size}: {tokens} tokens in {seconds:.1f} s", file=sys.stderr, flush=True)
-    return {"dtype": args.phase_dtype, "prompts": len(prompts), "prompt_tokens_mean": sum(prompt_tokens) / len(prompt_tokens),
-            "max_new_tokens": args.max_new_tokens, "threads": torch.get_num_threads(), "rows": rows,
-            "answers": reference}
+    return {
+        "dtype": args.phase_dtype,
+        "prompts": len(prompts),
+        "prompt_tokens_mean": sum(prompt_tokens) / len(prompt_tokens),
+        "max_new_tokens": args.max_new_tokens,
+        "threads": torch.get_num_threads(),
+        "rows": rows,
+        "answers": reference,
+    }
 
 
 def phase_steps(args) -> dict:
@@ -117,12 +139,26 @@ def phase_steps(args) -> dict:
             for _ in range(args.steps):
                 cache = model(input_ids=token, past_key_values=cache, use_cache=True, logits_to_keep=1).past_key_values
             step = (time.perf_counter() - start) / args.steps
-        rows.append({"batch_size": batch_size, "prefill_s_per_prompt": prefill / batch_size,
-                     "step_ms": step * 1000, "step_ms_per_token": step * 1000 / batch_size})
-        print(f"steps: batch size {batch_size}: prefill {prefill:.1f} s, step {step * 1000:.0f} ms",
-              file=sys.stderr, flush=True)
-    return {"dtype": args.phase_dtype, "prompt_tokens": args.step_prompt_tokens, "steps": args.steps,
-            "threads": torch.get_num_threads(), "rows": rows}
+        rows.append(
+            {
+                "batch_size": batch_size,
+                "prefill_s_per_prompt": prefill / batch_size,
+                "step_ms": step * 1000,
+                "step_ms_per_token": step * 1000 / batch_size,
+            }
+        )
+        print(
+            f"steps: batch size {batch_size}: prefill {prefill:.1f} s, step {step * 1000:.0f} ms",
+            file=sys.stderr,
+            flush=True,
+        )
+    return {
+        "dtype": args.phase_dtype,
+        "prompt_tokens": args.step_prompt_tokens,
+        "steps": args.steps,
+        "threads": torch.get_num_threads(),
+        "rows": rows,
+    }
 
 
 def phase_beams(args) -> dict:
@@ -138,14 +174,27 @@ def phase_beams(args) -> dict:
     rows, answers = [], {}
     for shared in (False, True):
         start = time.perf_counter()
-        answers[shared] = generate_token_batches(backend.model, backend.tokenizer, token_ids, len(token_ids),
-                                                 num_return_sequences=args.beams, shared_prefill=shared,
-                                                 num_beams=args.beams, do_sample=False,
-                                                 max_new_tokens=args.max_new_tokens)
+        answers[shared] = generate_token_batches(
+            backend.model,
+            backend.tokenizer,
+            token_ids,
+            len(token_ids),
+            num_return_sequences=args.beams,
+            shared_prefill=shared,
+            num_beams=args.beams,
+            do_sample=False,
+            max_new_tokens=args.max_new_tokens,
+        )
         rows.append({"shared_prefill": shared, "seconds": time.perf_counter() - start})
         print(f"beams: shared prefill {shared}: {rows[-1]['seconds']:.1f} s", file=sys.stderr, flush=True)
-    return {"dtype": args.phase_dtype, "beams": args.beams, "prompts": len(token_ids),
-            "threads": torch.get_num_threads(), "rows": rows, "same_candidates": answers[False] == answers[True]}
+    return {
+        "dtype": args.phase_dtype,
+        "beams": args.beams,
+        "prompts": len(token_ids),
+        "threads": torch.get_num_threads(),
+        "rows": rows,
+        "same_candidates": answers[False] == answers[True],
+    }
 
 
 PHASES = {"load": phase_load, "generate": phase_generate, "steps": phase_steps, "beams": phase_beams}
@@ -153,8 +202,12 @@ PHASES = {"load": phase_load, "generate": phase_generate, "steps": phase_steps, 
 
 def child(argv: list[str], phase: str, env: dict[str, str]) -> dict:
     # stderr passes through: progress of the long phases, and the traceback of a failed one
-    done = subprocess.run([sys.executable, __file__, *argv, "--phase", phase], stdout=subprocess.PIPE, text=True,
-                          env={**os.environ, **env})
+    done = subprocess.run(
+        [sys.executable, __file__, *argv, "--phase", phase],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+    )
     if done.returncode != 0:
         raise SystemExit(done.returncode)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -167,16 +220,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prompts", type=int, default=8, help="first N R_i of the dev split")
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--batch-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 8])
-    parser.add_argument("--dtypes", type=lambda s: s.split(","), default=["float32"],
-                        help="weight dtypes to generate with, comma-separated (float32, bfloat16)")
+    parser.add_argument(
+        "--dtypes",
+        type=lambda s: s.split(","),
+        default=["float32"],
+        help="weight dtypes to generate with, comma-separated (float32, bfloat16)",
+    )
     parser.add_argument("--skip-load", action="store_true", help="do not time the loads")
-    parser.add_argument("--step-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[],
-                        help="also time prefill and one decoding step at these batch sizes (e.g. 1,8,16,32)")
+    parser.add_argument(
+        "--step-sizes",
+        type=lambda s: [int(x) for x in s.split(",")],
+        default=[],
+        help="also time prefill and one decoding step at these batch sizes (e.g. 1,8,16,32)",
+    )
     parser.add_argument("--step-prompt-tokens", type=int, default=570, help="prompt length of --step-sizes")
     parser.add_argument("--steps", type=int, default=10, help="decoding steps averaged by --step-sizes")
-    parser.add_argument("--beams", type=int, default=0,
-                        help="also time k-beam candidates of all prompts in one batch, with and without the "
-                             "shared prefill (e.g. 3, the LoRA candidates' default)")
+    parser.add_argument(
+        "--beams",
+        type=int,
+        default=0,
+        help="also time k-beam candidates of all prompts in one batch, with and without the "
+        "shared prefill (e.g. 3, the LoRA candidates' default)",
+    )
     parser.add_argument("--phase", choices=sorted(PHASES), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--phase-dtype", default="float32", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
@@ -192,9 +257,11 @@ def main(argv=None) -> dict:
     result: dict = {"llm": args.llm, "cpus": os.cpu_count(), "loadavg_start": os.getloadavg()[0]}
     if not args.skip_load:
         with tempfile.TemporaryDirectory(prefix="gguf-cache-") as folder:
-            result["load"] = {"off": child(argv, "load", {"FALLACY_MODEL_CACHE": "off"}),
-                              "first": child(argv, "load", {"FALLACY_MODEL_CACHE": folder}),
-                              "second": child(argv, "load", {"FALLACY_MODEL_CACHE": folder})}
+            result["load"] = {
+                "off": child(argv, "load", {"FALLACY_MODEL_CACHE": "off"}),
+                "first": child(argv, "load", {"FALLACY_MODEL_CACHE": folder}),
+                "second": child(argv, "load", {"FALLACY_MODEL_CACHE": folder}),
+            }
     if args.step_sizes:
         result["steps_by_dtype"] = [child([*argv, "--phase-dtype", dtype], "steps", {}) for dtype in args.dtypes]
     if args.beams > 1:
@@ -208,49 +275,67 @@ def main(argv=None) -> dict:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(f"generation benchmark: llm={args.llm} cpus={result['cpus']} "
-              f"load average {result['loadavg_start']:.1f} -> {result['loadavg_end']:.1f}")
+        print(
+            f"generation benchmark: llm={args.llm} cpus={result['cpus']} "
+            f"load average {result['loadavg_start']:.1f} -> {result['loadavg_end']:.1f}"
+        )
         if "load" in result:
             load = result["load"]
             same = len({round(v["logit_sum"], 3) for v in load.values()}) == 1
             print("| model load | seconds |\n|---|---|")
-            for name, label in (("off", "GGUF, no cache"), ("first", "first load (convert + cache)"),
-                                ("second", "second load (cached safetensors)")):
+            for name, label in (
+                ("off", "GGUF, no cache"),
+                ("first", "first load (convert + cache)"),
+                ("second", "second load (cached safetensors)"),
+            ):
                 print(f"| {label} | {load[name]['seconds']:.1f} |")
             print(f"same logits from all three: {'yes' if same else 'NO'}")
         for steps in result.get("steps_by_dtype", []):
-            print(f"\nprefill and decoding cost, {steps['prompt_tokens']} random prompt tokens, {steps['dtype']}, "
-                  f"torch threads={steps['threads']}, mean of {steps['steps']} steps")
+            print(
+                f"\nprefill and decoding cost, {steps['prompt_tokens']} random prompt tokens, {steps['dtype']}, "
+                f"torch threads={steps['threads']}, mean of {steps['steps']} steps"
+            )
             print("| batch size | prefill s/prompt | decoding step ms | ms per new token |\n|---|---|---|---|")
             for row in steps["rows"]:
-                print(f"| {row['batch_size']} | {row['prefill_s_per_prompt']:.2f} | {row['step_ms']:.0f} | "
-                      f"{row['step_ms_per_token']:.1f} |")
+                print(
+                    f"| {row['batch_size']} | {row['prefill_s_per_prompt']:.2f} | {row['step_ms']:.0f} | "
+                    f"{row['step_ms_per_token']:.1f} |"
+                )
         if "beams" in result:
             beams = result["beams"]
             before, after = (row["seconds"] for row in beams["rows"])
-            print(f"\n{beams['prompts']} prompts, {beams['beams']} beams each, one batch, {beams['dtype']}, "
-                  f"torch threads={beams['threads']}")
+            print(
+                f"\n{beams['prompts']} prompts, {beams['beams']} beams each, one batch, {beams['dtype']}, "
+                f"torch threads={beams['threads']}"
+            )
             print("| prompt prefill | seconds | speed-up |\n|---|---|---|")
             print(f"| copied {beams['beams']} times by generate (before) | {before:.1f} | 1.00x |")
             print(f"| once per prompt, cache copied (default) | {after:.1f} | {before / after:.2f}x |")
             print(f"same candidates: {'yes' if beams['same_candidates'] else 'NO'}")
         first = result["generate"]
         base = first["rows"][0]["tokens_per_s"]
-        print(f"\n{first['prompts']} Missci dev prompts (mean {first['prompt_tokens_mean']:.0f} prompt tokens), "
-              f"greedy, max_new_tokens={first['max_new_tokens']}, torch threads={first['threads']}; speed-up over "
-              f"the first row (batch size {first['rows'][0]['batch_size']}, {first['dtype']})")
+        print(
+            f"\n{first['prompts']} Missci dev prompts (mean {first['prompt_tokens_mean']:.0f} prompt tokens), "
+            f"greedy, max_new_tokens={first['max_new_tokens']}, torch threads={first['threads']}; speed-up over "
+            f"the first row (batch size {first['rows'][0]['batch_size']}, {first['dtype']})"
+        )
         print("| dtype | batch size | new tokens | seconds | tokens/s | speed-up | answers as batch size 1 |")
         print("|---|---|---|---|---|---|---|")
         for gen in result["generate_by_dtype"]:
             for row in gen["rows"]:
                 same = "yes" if not row["differ_from_first"] else f"NO (prompts {row['differ_from_first']})"
-                print(f"| {gen['dtype']} | {row['batch_size']} | {row['tokens']} | {row['seconds']:.1f} | "
-                      f"{row['tokens_per_s']:.2f} | {row['tokens_per_s'] / base:.2f}x | {same} |")
+                print(
+                    f"| {gen['dtype']} | {row['batch_size']} | {row['tokens']} | {row['seconds']:.1f} | "
+                    f"{row['tokens_per_s']:.2f} | {row['tokens_per_s'] / base:.2f}x | {same} |"
+                )
         for gen in result["generate_by_dtype"][1:]:
-            print(f"{gen['dtype']} answers that differ from {first['dtype']}: {len(gen['differ_from_first_dtype'])} "
-                  f"of {gen['prompts']}")
-    if any(row["differ_from_first"] for gen in result["generate_by_dtype"] for row in gen["rows"]) or \
-            not result.get("beams", {}).get("same_candidates", True):
+            print(
+                f"{gen['dtype']} answers that differ from {first['dtype']}: {len(gen['differ_from_first_dtype'])} "
+                f"of {gen['prompts']}"
+            )
+    if any(row["differ_from_first"] for gen in result["generate_by_dtype"] for row in gen["rows"]) or not result.get(
+        "beams", {}
+    ).get("same_candidates", True):
         raise SystemExit(1)
     return result
 

@@ -10,6 +10,7 @@ allocated CUDA memory on a GPU. Training tokens/s counts every input token of a 
 generation tokens/s counts the new tokens of all k returned sequences. Examples are real Missci prompts
 (dev split, zero-shot template with the class names only, so a CPU run stays short).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,6 +34,7 @@ def rss_mib() -> float:
 
 def peak_mib(device: str) -> float:
     import torch
+
     if device.startswith("cuda"):
         return torch.cuda.max_memory_allocated() / 2**20
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
@@ -42,6 +44,7 @@ def load(args):
     from omegaconf import OmegaConf
 
     from missci.lora.runner import load_base_model
+
     llm = OmegaConf.to_container(OmegaConf.load(REPO / "conf" / "llm" / f"{args.llm}.yaml"), resolve=True)
     llm["device"] = args.device
     start = time.perf_counter()
@@ -53,6 +56,7 @@ def missci_examples(args):
     from missci.dataset.reader import load_split
     from missci.lora.sft_data import reconstruction_examples
     from missci.prompting.prompts import PromptOptions
+
     options = PromptOptions(definitions=False, num_candidates=args.candidates)
     return load_split("dev", args.data), options, reconstruction_examples(load_split("dev", args.data), options)
 
@@ -68,27 +72,38 @@ def phase_train(args) -> dict:
     peft_model = add_lora(model, LoraSettings(rank=args.rank, alpha=2 * args.rank), quantized)
     peft_model.train()
     _, _, examples = missci_examples(args)
-    features = encode_examples(tokenizer, examples[:args.steps * args.batch_size])
+    features = encode_examples(tokenizer, examples[: args.steps * args.batch_size])
     optimiser = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=1e-4)
     device = next(peft_model.parameters()).device
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     tokens, start = 0, time.perf_counter()
     for step in range(args.steps):
-        batch = pad_batch(features[step * args.batch_size:(step + 1) * args.batch_size], tokenizer.pad_token_id)
+        batch = pad_batch(features[step * args.batch_size : (step + 1) * args.batch_size], tokenizer.pad_token_id)
         batch = {k: v.to(device) for k, v in batch.items()}
-        logits = peft_model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                            use_cache=False).logits
+        logits = peft_model(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
+        ).logits
         answer_only_loss(logits, batch["labels"]).backward()
         optimiser.step()
         optimiser.zero_grad()
         tokens += int(batch["attention_mask"].sum())
     seconds = time.perf_counter() - start
     trainable, total = count_parameters(peft_model)
-    return {"phase": "train", "load_s": load_s, "seconds": seconds, "tokens": tokens,
-            "tokens_per_s": tokens / seconds, "steps": args.steps, "batch_size": args.batch_size,
-            "mean_sequence_tokens": tokens / (args.steps * args.batch_size), "trainable_parameters": trainable,
-            "total_parameters": total, "rss_after_load_mib": after_load, "peak_mib": peak_mib(args.device)}
+    return {
+        "phase": "train",
+        "load_s": load_s,
+        "seconds": seconds,
+        "tokens": tokens,
+        "tokens_per_s": tokens / seconds,
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "mean_sequence_tokens": tokens / (args.steps * args.batch_size),
+        "trainable_parameters": trainable,
+        "total_parameters": total,
+        "rss_after_load_mib": after_load,
+        "peak_mib": peak_mib(args.device),
+    }
 
 
 def phase_generate(args) -> dict:
@@ -104,20 +119,31 @@ def phase_generate(args) -> dict:
     peft_model = add_lora(model, LoraSettings(rank=args.rank, alpha=2 * args.rank), quantized).eval()
     peft_model.config.use_cache = True
     arguments, options, _ = missci_examples(args)
-    prompts = [reconstruction_prompt(a, f, options) for a, f in list(iter_fallacies(arguments))[:args.prompts]]
-    settings = CandidateSettings(num_candidates=args.candidates, strategy=args.strategy,
-                                 max_new_tokens=args.max_new_tokens)
+    prompts = [reconstruction_prompt(a, f, options) for a, f in list(iter_fallacies(arguments))[: args.prompts]]
+    settings = CandidateSettings(
+        num_candidates=args.candidates, strategy=args.strategy, max_new_tokens=args.max_new_tokens
+    )
     if args.device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()
     start = time.perf_counter()
     outputs = generate_candidates(peft_model, tokenizer, prompts, settings)
     seconds = time.perf_counter() - start
-    new_tokens = sum(len(tokenizer(text, add_special_tokens=False)["input_ids"]) + 1
-                     for texts in outputs for text in texts)  # +1: the closing end token
-    return {"phase": "generate", "load_s": load_s, "seconds": seconds, "tokens": new_tokens,
-            "tokens_per_s": new_tokens / seconds, "prompts": len(prompts), "candidates": args.candidates,
-            "strategy": args.strategy, "max_new_tokens": args.max_new_tokens,
-            "rss_after_load_mib": after_load, "peak_mib": peak_mib(args.device)}
+    new_tokens = sum(
+        len(tokenizer(text, add_special_tokens=False)["input_ids"]) + 1 for texts in outputs for text in texts
+    )  # +1: the closing end token
+    return {
+        "phase": "generate",
+        "load_s": load_s,
+        "seconds": seconds,
+        "tokens": new_tokens,
+        "tokens_per_s": new_tokens / seconds,
+        "prompts": len(prompts),
+        "candidates": args.candidates,
+        "strategy": args.strategy,
+        "max_new_tokens": args.max_new_tokens,
+        "rss_after_load_mib": after_load,
+        "peak_mib": peak_mib(args.device),
+    }
 
 
 PHASES = {"train": phase_train, "generate": phase_generate}
@@ -149,8 +175,11 @@ def main(argv=None) -> list[dict]:
         return []
     results = []
     for phase in ("train", "generate"):
-        child = subprocess.run([sys.executable, __file__, *(argv if argv is not None else sys.argv[1:]),
-                                "--phase", phase], capture_output=True, text=True)
+        child = subprocess.run(
+            [sys.executable, __file__, *(argv if argv is not None else sys.argv[1:]), "--phase", phase],
+            capture_output=True,
+            text=True,
+        )
         if child.returncode != 0:
             sys.stderr.write(child.stderr[-3000:])
             raise SystemExit(child.returncode)
@@ -162,8 +191,10 @@ def main(argv=None) -> list[dict]:
         print("| phase | tokens | seconds | tokens/s | peak MiB | MiB after load | model load s |")
         print("|---|---|---|---|---|---|---|")
         for r in results:
-            print(f"| {r['phase']} | {r['tokens']} | {r['seconds']:.1f} | {r['tokens_per_s']:.1f} | "
-                  f"{r['peak_mib']:.0f} | {r['rss_after_load_mib']:.0f} | {r['load_s']:.1f} |")
+            print(
+                f"| {r['phase']} | {r['tokens']} | {r['seconds']:.1f} | {r['tokens_per_s']:.1f} | "
+                f"{r['peak_mib']:.0f} | {r['rss_after_load_mib']:.0f} | {r['load_s']:.1f} |"
+            )
     return results
 
 

@@ -20,6 +20,7 @@ compares length-grouped batches (the default of the DataModule) with plain shuff
 
 This is a benchmark, not a test: numbers depend on the machine and its load; compare ratios.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -73,7 +74,7 @@ def make_batches(features, batch_size: int, grouped: bool, seed: int = 0):
         order = list(range(len(features)))
         random.Random(seed).shuffle(order)
     collate = Collator(0)
-    return [collate([features[i] for i in order[s:s + batch_size]]) for s in range(0, len(order), batch_size)]
+    return [collate([features[i] for i in order[s : s + batch_size]]) for s in range(0, len(order), batch_size)]
 
 
 class Floor:
@@ -91,13 +92,15 @@ class Floor:
     def inputs(self, batch):
         import torch
 
-        rows = [self.prefix + ids[mask.bool()].tolist()[: self.limit - len(self.prefix) - len(self.suffix)]
-                + self.suffix for ids, mask in zip(batch["input_ids"], batch["attention_mask"])]
+        rows = [
+            self.prefix + ids[mask.bool()].tolist()[: self.limit - len(self.prefix) - len(self.suffix)] + self.suffix
+            for ids, mask in zip(batch["input_ids"], batch["attention_mask"])
+        ]
         width = max(len(r) for r in rows)
         ids = torch.zeros(len(rows), width, dtype=torch.long)
         mask = torch.zeros(len(rows), width, dtype=torch.long)
         for i, row in enumerate(rows):
-            ids[i, :len(row)], mask[i, :len(row)] = torch.tensor(row), 1
+            ids[i, : len(row)], mask[i, : len(row)] = torch.tensor(row), 1
         return ids, mask
 
     def step(self, batch, prepared) -> None:
@@ -137,12 +140,17 @@ def build_configurations(encoder, data):
     labels, views = list(data.labels), data.num_views
     return {
         "floor (encoder + linear)": Floor(copy.deepcopy(encoder), views * len(labels)),
-        "MVML post-f": ModelSteps(MVML(copy.deepcopy(encoder), views, labels, head_lr=1e-2),
-                                  lambda m, b: m.head.loss(m(b), b["labels"])),
-        "MVMD span-f": ModelSteps(MVMD(copy.deepcopy(encoder), views, labels),
-                                  lambda m, b: m.decoders.loss(m.emissions(b), b["tags"], b["word_mask"])),
-        "MVMD 1 decoder": ModelSteps(MVMD(copy.deepcopy(encoder), 1, labels[:1]),
-                                     lambda m, b: m.decoders.loss(m.emissions(b), b["tags"][:, :1], b["word_mask"])),
+        "MVML post-f": ModelSteps(
+            MVML(copy.deepcopy(encoder), views, labels, head_lr=1e-2), lambda m, b: m.head.loss(m(b), b["labels"])
+        ),
+        "MVMD span-f": ModelSteps(
+            MVMD(copy.deepcopy(encoder), views, labels),
+            lambda m, b: m.decoders.loss(m.emissions(b), b["tags"], b["word_mask"]),
+        ),
+        "MVMD 1 decoder": ModelSteps(
+            MVMD(copy.deepcopy(encoder), 1, labels[:1]),
+            lambda m, b: m.decoders.loss(m.emissions(b), b["tags"][:, :1], b["word_mask"]),
+        ),
     }
 
 
@@ -168,19 +176,41 @@ def lightning_epoch_seconds(encoder, data, features, args, model_name: str, chec
     cut = int(len(features) * 0.8)
     split = FoldSplit(0, tuple(range(cut)), tuple(range(cut, len(features))), ())
     if model_name == "MVMD":
-        model = MVMD(copy.deepcopy(encoder), data.num_views, list(data.labels),
-                     val_metric=LEVELS["span"].metric(data.inventory, data.num_views))
+        model = MVMD(
+            copy.deepcopy(encoder),
+            data.num_views,
+            list(data.labels),
+            val_metric=LEVELS["span"].metric(data.inventory, data.num_views),
+        )
     else:
-        model = MVML(copy.deepcopy(encoder), data.num_views, list(data.labels), head_lr=1e-2,
-                     val_metric=LEVELS["post"].metric(data.inventory, data.num_views))
-    module = FainaDataModule(features, split, 0, batch_size=args.batch_size, seed=0,
-                             length_grouped=args.batching == "length")
+        model = MVML(
+            copy.deepcopy(encoder),
+            data.num_views,
+            list(data.labels),
+            head_lr=1e-2,
+            val_metric=LEVELS["post"].metric(data.inventory, data.num_views),
+        )
+    module = FainaDataModule(
+        features, split, 0, batch_size=args.batch_size, seed=0, length_grouped=args.batching == "length"
+    )
     with tempfile.TemporaryDirectory() as folder:
-        callbacks = [ModelCheckpoint(dirpath=folder, filename="best", monitor="val/f1", mode="max",
-                                     save_last=True)] if checkpoints else []
-        trainer = pl.Trainer(max_epochs=2, accelerator="cpu", devices=1, logger=CSVLogger(folder),
-                             callbacks=callbacks, enable_checkpointing=checkpoints, enable_progress_bar=False,
-                             enable_model_summary=False, num_sanity_val_steps=0, log_every_n_steps=5)
+        callbacks = (
+            [ModelCheckpoint(dirpath=folder, filename="best", monitor="val/f1", mode="max", save_last=True)]
+            if checkpoints
+            else []
+        )
+        trainer = pl.Trainer(
+            max_epochs=2,
+            accelerator="cpu",
+            devices=1,
+            logger=CSVLogger(folder),
+            callbacks=callbacks,
+            enable_checkpointing=checkpoints,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            num_sanity_val_steps=0,
+            log_every_n_steps=5,
+        )
         times = []
 
         class EpochTimer(pl.Callback):
@@ -202,12 +232,18 @@ def parse_args(argv=None):
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3, help="timed epochs per configuration (median)")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    parser.add_argument("--batching", choices=["length", "random"], default="length",
-                        help="length-grouped batches (the DataModule's default) or plain shuffling")
-    parser.add_argument("--compare-batching", action="store_true",
-                        help="also time MVMD span-f on the other batching")
-    parser.add_argument("--lightning", action="store_true",
-                        help="also time Trainer.fit epochs (dev pass, logging) with and without checkpoints")
+    parser.add_argument(
+        "--batching",
+        choices=["length", "random"],
+        default="length",
+        help="length-grouped batches (the DataModule's default) or plain shuffling",
+    )
+    parser.add_argument("--compare-batching", action="store_true", help="also time MVMD span-f on the other batching")
+    parser.add_argument(
+        "--lightning",
+        action="store_true",
+        help="also time Trainer.fit epochs (dev pass, logging) with and without checkpoints",
+    )
     return parser.parse_args(argv)
 
 
@@ -231,7 +267,10 @@ def main(argv=None) -> None:
         other = make_batches(features, args.batch_size, args.batching != "length")
         steps = configs["MVMD span-f"]
         runs[f"MVMD span-f, {'random' if args.batching == 'length' else 'length-grouped'} batches"] = (
-            steps, other, [None] * len(other))
+            steps,
+            other,
+            [None] * len(other),
+        )
     for config, run_batches, inputs in runs.values():  # warm-up: first calls allocate and tune
         config.step(run_batches[0], inputs[0])
     seconds: dict[str, list[float]] = {name: [] for name in runs}
@@ -244,12 +283,15 @@ def main(argv=None) -> None:
         for model_name, label in (("MVMD", "MVMD span-f"), ("MVML", "MVML post-f")):
             for checkpoints in (False, True):
                 name = f"{label}, Trainer.fit epoch{' + checkpoints' if checkpoints else ''}"
-                per_post[name] = lightning_epoch_seconds(encoder, data, features, args, model_name,
-                                                         checkpoints) / train_posts
+                per_post[name] = (
+                    lightning_epoch_seconds(encoder, data, features, args, model_name, checkpoints) / train_posts
+                )
     floor = per_post["floor (encoder + linear)"]
-    print(f"Training cost per post: {len(features)} posts of {args.data.name}, batches of {args.batch_size} "
-          f"({args.batching}), median of {args.rounds} interleaved epochs, torch threads "
-          f"{torch.get_num_threads()}")
+    print(
+        f"Training cost per post: {len(features)} posts of {args.data.name}, batches of {args.batch_size} "
+        f"({args.batching}), median of {args.rounds} interleaved epochs, torch threads "
+        f"{torch.get_num_threads()}"
+    )
     print(f"| {'configuration':56} | {'CPU ms/post':>11} | {'× floor':>7} | {'goal':>6} |")
     print(f"|{'-' * 58}|{'-' * 13}|{'-' * 9}|{'-' * 8}|")
     for name, value in per_post.items():

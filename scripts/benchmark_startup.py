@@ -15,6 +15,7 @@ scorer (``scripts/evaluate.py`` of dhfbk/faina; the project does not ship it); w
 commands are measured. The table shows, per command, the median CPU seconds and, for the scoring rows, the
 ratio to the official scorer on the same task. Exit status 1 when a ratio exceeds ``--max-ratio`` (2).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -76,8 +77,10 @@ def write_files(folder: Path, seed: int) -> dict[str, tuple[Path, Path]]:
     inventory = LabelInventory.load()
     fine = list(inventory.labels_of("fine"))
     span_gold = read_conll(default_sample_dir() / "sample.conll", inventory)
-    posts = [post.with_spans([perturbed_spans(rng, view, len(post.tokens), fine) for view in post.spans])
-             for post in span_gold.posts]
+    posts = [
+        post.with_spans([perturbed_spans(rng, view, len(post.tokens), fine) for view in post.spans])
+        for post in span_gold.posts
+    ]
     span_pred = write_conll(span_gold.replace_posts(posts), folder / "pred.conll")
 
     post_gold = read_post_tsv(default_sample_dir() / "sample.tsv", inventory)
@@ -116,21 +119,33 @@ def scoring_rows(files: dict[str, tuple[Path, Path]], official: Path | None) -> 
     rows = []
     for task, (gold, pred) in files.items():
         if official is not None:
-            rows.append(("official scorer", task, [PYTHON, str(official), "-T", task, "-G", str(gold),
-                                                   "-P", str(pred)]))
-        rows.append(("python -m faina.evaluate", task, [PYTHON, "-m", "faina.evaluate", "-T", task,
-                                                         "-G", str(gold), "-P", str(pred)]))
-        rows.append(("fallacy faina evaluate", task, [PYTHON, "-m", "fallacy", "faina", "evaluate", "-T", task,
-                                                       "-G", str(gold), "-P", str(pred)]))
+            rows.append(
+                ("official scorer", task, [PYTHON, str(official), "-T", task, "-G", str(gold), "-P", str(pred)])
+            )
+        rows.append(
+            (
+                "python -m faina.evaluate",
+                task,
+                [PYTHON, "-m", "faina.evaluate", "-T", task, "-G", str(gold), "-P", str(pred)],
+            )
+        )
+        rows.append(
+            (
+                "fallacy faina evaluate",
+                task,
+                [PYTHON, "-m", "fallacy", "faina", "evaluate", "-T", task, "-G", str(gold), "-P", str(pred)],
+            )
+        )
     return rows
 
 
 def other_rows(files: dict[str, tuple[Path, Path]]) -> list[tuple[str, list[str]]]:
     gold = str(files["span-fine"][0])
-    rows = [("python -m faina.validate sample.conll", [PYTHON, "-m", "faina.validate", gold]),
-            ("python -m faina.stats sample.conll --agreement no", [PYTHON, "-m", "faina.stats", gold,
-                                                                   "--agreement", "no"]),
-            ("python -m fallacy --help", [PYTHON, "-m", "fallacy", "--help"])]
+    rows = [
+        ("python -m faina.validate sample.conll", [PYTHON, "-m", "faina.validate", gold]),
+        ("python -m faina.stats sample.conll --agreement no", [PYTHON, "-m", "faina.stats", gold, "--agreement", "no"]),
+        ("python -m fallacy --help", [PYTHON, "-m", "fallacy", "--help"]),
+    ]
     rows += [(f"python -m {c.module} --help", [PYTHON, "-m", c.module, "--help"]) for c in COMMANDS]
     return rows
 
@@ -140,8 +155,9 @@ def main(argv=None) -> int:
     parser.add_argument("official", nargs="?", type=Path, help="your copy of the official Faina scorer")
     parser.add_argument("--repeat", type=int, default=5, help="runs per command; the median is shown (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the perturbed prediction (default 0)")
-    parser.add_argument("--max-ratio", type=float, default=2.0,
-                        help="largest allowed faina.evaluate / official CPU ratio (default 2)")
+    parser.add_argument(
+        "--max-ratio", type=float, default=2.0, help="largest allowed faina.evaluate / official CPU ratio (default 2)"
+    )
     args = parser.parse_args(argv)
     if args.official is not None and not args.official.is_file():
         parser.error(f"{args.official}: no such file")

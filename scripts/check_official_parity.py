@@ -18,6 +18,7 @@ the official script divides by zero (a view without predicted spans, P + R = 0),
 and the script checks that the project reported 0 with a ``ZeroDenominatorWarning`` instead.
 Exit status: 0 when every difference is within the tolerance, 1 otherwise.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,7 +46,7 @@ FIGURES = ("precision", "recall", "f1")
 VIEWS = ("a1", "a2", "avg")
 
 # Runs inside a subprocess: argv = [official script, flavour, jobs.json]; prints one JSON list.
-DRIVER = r'''
+DRIVER = r"""
 import builtins, importlib.util, json, sys
 script, flavour, jobs_path = sys.argv[1:4]
 spec = importlib.util.spec_from_file_location("official_scorer", script)
@@ -103,7 +104,7 @@ for job in json.load(open(jobs_path)):
         outcome = {"error": f"{type(err).__name__}: {err}"}
     results.append(outcome)
 print(json.dumps(results))
-'''
+"""
 
 
 def official_flavour(script: Path) -> str:
@@ -156,14 +157,17 @@ def random_span_pair(rng: random.Random, grain: str, one_pred: bool) -> tuple[Sp
     labels = INVENTORY.labels_of(grain)
     golds, preds = [], []
     for index in range(rng.randint(1, 15)):
-        tokens = tuple(rng.choice(("la", "il", "non", "è", "[USER]", "!", "vaccino", "clima")) for _ in
-                       range(rng.randint(1, 30)))
+        tokens = tuple(
+            rng.choice(("la", "il", "non", "è", "[USER]", "!", "vaccino", "clima")) for _ in range(rng.randint(1, 30))
+        )
         n = len(tokens)
         empty = rng.random() < 0.15
         gold = tuple(() if empty else random_spans(rng, n, labels) for _ in range(2))
         source = (gold[0] + gold[1], ()) if one_pred else gold
-        pred = tuple(perturbed(rng, source[v], n, labels) if rng.random() < 0.85 else random_spans(rng, n, labels)
-                     for v in range(2))
+        pred = tuple(
+            perturbed(rng, source[v], n, labels) if rng.random() < 0.85 else random_spans(rng, n, labels)
+            for v in range(2)
+        )
         header = (str(1000 + index), "2021-06", "public health", " ".join(tokens), tokens)
         golds.append(Post(*header, gold))
         preds.append(Post(*header, pred))
@@ -180,8 +184,9 @@ def random_post_pair(rng: random.Random, grain: str, one_pred: bool) -> tuple[Po
     for index in range(rng.randint(1, 25)):
         gold = tuple(label_set(3) for _ in range(2))
         source = (tuple(sorted(set(gold[0]) | set(gold[1]))), ()) if one_pred else gold
-        pred = tuple(tuple(sorted(set(source[v]) ^ set(label_set(1)))) if rng.random() < 0.7 else label_set(3)
-                     for v in range(2))
+        pred = tuple(
+            tuple(sorted(set(source[v]) ^ set(label_set(1)))) if rng.random() < 0.7 else label_set(3) for v in range(2)
+        )
         header = (str(2000 + index), "2020-01", "migration", f"post {index}")
         golds.append(PostRow(*header, gold))
         preds.append(PostRow(*header, pred))
@@ -199,15 +204,20 @@ def ours(task: str, gold: str, pred: str, one_pred: bool) -> tuple[dict, bool]:
 def run_official(script: Path, flavour: str, jobs: list[dict], workdir: Path) -> list[dict]:
     jobs_path = workdir / "jobs.json"
     jobs_path.write_text(json.dumps(jobs), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-c", DRIVER, str(script), flavour, str(jobs_path)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(script), flavour, str(jobs_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise SystemExit(f"error: running the official scorer failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def check_task(script: Path, flavour: str, task: str, one_pred: bool, files: int, rng: random.Random,
-               workdir: Path) -> dict:
+def check_task(
+    script: Path, flavour: str, task: str, one_pred: bool, files: int, rng: random.Random, workdir: Path
+) -> dict:
     level, grain = task.split("-")
     jobs = []
     for i in range(files):
@@ -220,8 +230,14 @@ def check_task(script: Path, flavour: str, task: str, one_pred: bool, files: int
             paths = (write_post_tsv(gold, f"{stem}.gold.tsv"), write_post_tsv(pred, f"{stem}.pred.tsv"))
         jobs.append({"task": task, "one_pred": one_pred, "gold": str(paths[0]), "pred": str(paths[1])})
     official = run_official(script, flavour, jobs, workdir)
-    report = {"files": files, "compared": 0, "zero_division": 0, "bit_identical": 0, "max_abs_diff": 0.0,
-              "problems": []}
+    report = {
+        "files": files,
+        "compared": 0,
+        "zero_division": 0,
+        "bit_identical": 0,
+        "max_abs_diff": 0.0,
+        "problems": [],
+    }
     for job, theirs in zip(jobs, official):
         if "error" in theirs:
             report["problems"].append(f"{job['gold']}: official scorer failed: {theirs['error']}")
@@ -265,10 +281,12 @@ def main(argv=None) -> int:
             report = check_task(args.official_script, flavour, task, one_pred, args.files, rng, workdir)
             bad = report["max_abs_diff"] > args.tolerance or report["problems"]
             failed = failed or bool(bad)
-            print(f"{task:12} {'-O' if one_pred else '  '}  compared {report['compared']:4} score sets, "
-                  f"({report['bit_identical']:4} bit-identical), official zero-division {report['zero_division']:3}, "
-                  f"max |diff| {report['max_abs_diff']:.3e}"
-                  f"  {'FAIL' if bad else 'ok'}")
+            print(
+                f"{task:12} {'-O' if one_pred else '  '}  compared {report['compared']:4} score sets, "
+                f"({report['bit_identical']:4} bit-identical), official zero-division {report['zero_division']:3}, "
+                f"max |diff| {report['max_abs_diff']:.3e}"
+                f"  {'FAIL' if bad else 'ok'}"
+            )
             for problem in report["problems"][:5]:
                 print(f"    {problem}")
     return 1 if failed else 0

@@ -13,6 +13,7 @@ with ``--cpu`` the child's peak RSS instead) and its score. The exit status is 1
 
     bash scripts/gpu_check.sh [--out DIR] [--missci-data DIR] [--only mvmd,mvml,qlora,vllm] [--cpu] [--fast]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,14 +38,19 @@ class Step:
     title: str
     overrides: list[str]
     result: str  # metrics file relative to the step's results folder
-    score: str   # how to read the score from it (see read_score)
+    score: str  # how to read the score from it (see read_score)
     needs: str | None = None  # a Python module the step requires
     gpu_only: list[str] = field(default_factory=list)  # overrides dropped with --cpu
 
 
 def missci_folder(given: str | None) -> Path | None:
-    candidates = [given, os.environ.get("MISSCI_DATA"), REPO / "data" / "missci", REPO / "shared" / "data" / "missci",
-                  REPO.parent / "shared" / "data" / "missci"]
+    candidates = [
+        given,
+        os.environ.get("MISSCI_DATA"),
+        REPO / "data" / "missci",
+        REPO / "shared" / "data" / "missci",
+        REPO.parent / "shared" / "data" / "missci",
+    ]
     for candidate in candidates:
         if candidate and (Path(candidate) / "dev.missci.jsonl").is_file():
             return Path(candidate)
@@ -55,22 +61,58 @@ def plan(args) -> list[Step]:
     missci = missci_folder(args.missci_data)
     missci_data = [f"task.data_dir={missci}"] if missci else []
     steps = [
-        Step("mvmd", "MVMD span-f, 1 fold (sample)",
-             ["experiment=demo", "cv.folds=[0]", "name=gpu-check-span-f"], "gpu-check-span-f/fold0/metrics.json",
-             "soft avg F1"),
-        Step("mvml", "MVML post-f, 1 fold (sample)",
-             ["task=post-f", "cv.folds=[0]", "name=gpu-check-post-f", "trainer.max_epochs=10", "loader.batch_size=16"],
-             "gpu-check-post-f/fold0/metrics.json", "strict avg F1"),
-        Step("qlora", "SmolLM2 QLoRA 8 steps + candidates",
-             ["task=missci-gen", "llm=smollm2", "cv=official", "name=gpu-check-qlora", "task.lora.max_steps=8",
-              "task.lora.batch_size=2", "task.lora.max_train_examples=16", "task.max_fallacies=4",
-              "task.lora.candidates.max_new_tokens=48", "task.premise_metrics=null", *missci_data],
-             "gpu-check-qlora/fold0/metrics.json", "p@1", gpu_only=["llm.load_in_4bit=true"]),
-        Step("vllm", "Missci zero-shot, vLLM backend",
-             ["task=missci-gen", "llm=smollm2", "mode=zero-shot", "llm.backend=vllm", "task.split=dev",
-              "task.max_arguments=3", "task.premise_metrics=null", "name=gpu-check-vllm",
-              *missci_data],
-             "gpu-check-vllm/metrics-dev.json", "p@1", needs="vllm"),
+        Step(
+            "mvmd",
+            "MVMD span-f, 1 fold (sample)",
+            ["experiment=demo", "cv.folds=[0]", "name=gpu-check-span-f"],
+            "gpu-check-span-f/fold0/metrics.json",
+            "soft avg F1",
+        ),
+        Step(
+            "mvml",
+            "MVML post-f, 1 fold (sample)",
+            ["task=post-f", "cv.folds=[0]", "name=gpu-check-post-f", "trainer.max_epochs=10", "loader.batch_size=16"],
+            "gpu-check-post-f/fold0/metrics.json",
+            "strict avg F1",
+        ),
+        Step(
+            "qlora",
+            "SmolLM2 QLoRA 8 steps + candidates",
+            [
+                "task=missci-gen",
+                "llm=smollm2",
+                "cv=official",
+                "name=gpu-check-qlora",
+                "task.lora.max_steps=8",
+                "task.lora.batch_size=2",
+                "task.lora.max_train_examples=16",
+                "task.max_fallacies=4",
+                "task.lora.candidates.max_new_tokens=48",
+                "task.premise_metrics=null",
+                *missci_data,
+            ],
+            "gpu-check-qlora/fold0/metrics.json",
+            "p@1",
+            gpu_only=["llm.load_in_4bit=true"],
+        ),
+        Step(
+            "vllm",
+            "Missci zero-shot, vLLM backend",
+            [
+                "task=missci-gen",
+                "llm=smollm2",
+                "mode=zero-shot",
+                "llm.backend=vllm",
+                "task.split=dev",
+                "task.max_arguments=3",
+                "task.premise_metrics=null",
+                "name=gpu-check-vllm",
+                *missci_data,
+            ],
+            "gpu-check-vllm/metrics-dev.json",
+            "p@1",
+            needs="vllm",
+        ),
     ]
     wanted = set(args.only.split(",")) if args.only else None
     unknown = (wanted or set()) - {s.key for s in steps}
@@ -84,18 +126,34 @@ def command(step: Step, args, out: Path) -> list[str]:
     hardware = ["trainer=default"] if args.cpu else ["trainer=gpu", *step.gpu_only]
     quick = ["++trainer.fast_dev_run=true", "callbacks=none"] if args.fast and step.key in {"mvmd", "mvml"} else []
     if args.fast and step.key == "qlora":
-        quick = ["task.lora.max_steps=1", "task.lora.max_train_examples=2", "task.max_fallacies=1",
-                 "task.lora.candidates.max_new_tokens=4"]
-    return [args.python, "train.py", *step.overrides, *hardware, *quick, f"paths.results_dir={out}", "logger=csv",
-            *args.set]
+        quick = [
+            "task.lora.max_steps=1",
+            "task.lora.max_train_examples=2",
+            "task.max_fallacies=1",
+            "task.lora.candidates.max_new_tokens=4",
+        ]
+    return [
+        args.python,
+        "train.py",
+        *step.overrides,
+        *hardware,
+        *quick,
+        f"paths.results_dir={out}",
+        "logger=csv",
+        *args.set,
+    ]
 
 
 def gpu_memory_mb() -> float | None:
     if shutil.which("nvidia-smi") is None:
         return None
     try:
-        text = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
-                              capture_output=True, text=True, timeout=10).stdout
+        text = subprocess.run(
+            ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout
         return sum(float(line) for line in text.split() if line.strip())
     except (OSError, ValueError, subprocess.TimeoutExpired):
         return None
@@ -144,17 +202,24 @@ def read_score(path: Path, score: str) -> str:
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="scripts/gpu_check.sh", description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="scripts/gpu_check.sh",
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--out", type=Path, default=REPO / "results" / "gpu-check", help="results folder")
-    parser.add_argument("--missci-data", default=None,
-                        help="folder with dev/test.missci.jsonl (default: $MISSCI_DATA, data/missci, shared/data/missci)")
+    parser.add_argument(
+        "--missci-data",
+        default=None,
+        help="folder with dev/test.missci.jsonl (default: $MISSCI_DATA, data/missci, shared/data/missci)",
+    )
     parser.add_argument("--only", default=None, help="comma-separated steps: mvmd, mvml, qlora, vllm")
     parser.add_argument("--cpu", action="store_true", help="no GPU: trainer=default, no 4-bit, vLLM skipped")
     parser.add_argument("--fast", action="store_true", help="one batch per stage (a smoke test of this script)")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="extra override for every step (repeatable)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="extra override for every step (repeatable)"
+    )
     parser.add_argument("--python", default=sys.executable, help="Python that runs train.py")
     return parser.parse_args(argv)
 
@@ -167,8 +232,9 @@ def main(argv=None) -> int:
     if not args.dry_run:
         out.mkdir(parents=True, exist_ok=True)
         if not args.cpu and gpu_memory_mb() is None:
-            print("error: no GPU found (nvidia-smi missing or failing); use --cpu to check without one",
-                  file=sys.stderr)
+            print(
+                "error: no GPU found (nvidia-smi missing or failing); use --cpu to check without one", file=sys.stderr
+            )
             return 2
     for step in steps:
         cmd = command(step, args, out)
@@ -192,8 +258,9 @@ def main(argv=None) -> int:
         except (OSError, ValueError, KeyError, TypeError) as err:
             failed = True
             score = f"no score: {type(err).__name__} {err}"
-        rows.append((step.title, "ok" if not score.startswith("no score") else "FAILED", f"{seconds:.0f} s",
-                     memory, score))
+        rows.append(
+            (step.title, "ok" if not score.startswith("no score") else "FAILED", f"{seconds:.0f} s", memory, score)
+        )
     if args.dry_run:
         return 0
     device = "CPU" if args.cpu else "GPU"

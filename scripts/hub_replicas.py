@@ -62,14 +62,15 @@ tool; file lists are the hub's "Files and versions" pages, fields marked (recall
 Chat templates, special tokens and generation settings are written by this project (same turn markers, same
 refusals), not copied from the hubs; the sampling values in the generation_config.json files are recalled, not read.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -83,11 +84,12 @@ WIDTH = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, interme
 @dataclass(frozen=True)
 class Replica:
     """One hub repository: its id, the files its replica holds, and the function that writes them."""
+
     name: str
     hub_id: str
-    kind: str              # "encoder" | "llm"
-    tokenizer_kind: str    # wordpiece | sentencepiece | sentencepiece+tokenizer.json | byte-level-bpe
-    architecture: str      # config.json "architectures"[0]
+    kind: str  # "encoder" | "llm"
+    tokenizer_kind: str  # wordpiece | sentencepiece | sentencepiece+tokenizer.json | byte-level-bpe
+    architecture: str  # config.json "architectures"[0]
     files: tuple[str, ...]
     build: Callable[[Path, list[str]], None]
 
@@ -105,10 +107,12 @@ def _hub_config(folder: Path, fields: dict):
     return AutoConfig.from_pretrained(str(folder))
 
 
-BERT_LIKE = dict(attention_probs_dropout_prob=0.1, hidden_act="gelu", hidden_dropout_prob=0.1, initializer_range=0.02,
-                 **WIDTH)
-LLAMA_LIKE = dict(hidden_act="silu", initializer_range=0.02, rms_norm_eps=1e-05, tie_word_embeddings=False,
-                  use_cache=True, **WIDTH)
+BERT_LIKE = dict(
+    attention_probs_dropout_prob=0.1, hidden_act="gelu", hidden_dropout_prob=0.1, initializer_range=0.02, **WIDTH
+)
+LLAMA_LIKE = dict(
+    hidden_act="silu", initializer_range=0.02, rms_norm_eps=1e-05, tie_word_embeddings=False, use_cache=True, **WIDTH
+)
 
 
 def _shard(state: dict, count: int) -> list[dict]:
@@ -117,7 +121,7 @@ def _shard(state: dict, count: int) -> list[dict]:
     if len(keys) < count:
         raise ValueError(f"{len(keys)} tensors cannot fill {count} shards")
     bounds = [i * len(keys) // count for i in range(count + 1)]
-    return [{k: state[k] for k in keys[bounds[i]:bounds[i + 1]]} for i in range(count)]
+    return [{k: state[k] for k in keys[bounds[i] : bounds[i + 1]]} for i in range(count)]
 
 
 def _write_safetensors_shards(folder: Path, state: dict, count: int) -> None:
@@ -165,11 +169,25 @@ def build_alberto(folder: Path, texts: list[str]) -> None:
 
     vocab = tok.write_wordpiece_vocab(texts, folder)
     vocab_size = len(vocab.read_text(encoding="utf-8").splitlines())
-    config = _hub_config(folder, dict(
-        BERT_LIKE, architectures=["BertForPreTraining"], directionality="bidi", layer_norm_eps=1e-12,
-        max_position_embeddings=512, model_type="bert", pad_token_id=0, pooler_fc_size=WIDTH["hidden_size"],
-        pooler_num_attention_heads=WIDTH["num_attention_heads"], pooler_num_fc_layers=3, pooler_size_per_head=8,
-        pooler_type="first_token_transform", type_vocab_size=2, vocab_size=vocab_size))
+    config = _hub_config(
+        folder,
+        dict(
+            BERT_LIKE,
+            architectures=["BertForPreTraining"],
+            directionality="bidi",
+            layer_norm_eps=1e-12,
+            max_position_embeddings=512,
+            model_type="bert",
+            pad_token_id=0,
+            pooler_fc_size=WIDTH["hidden_size"],
+            pooler_num_attention_heads=WIDTH["num_attention_heads"],
+            pooler_num_fc_layers=3,
+            pooler_size_per_head=8,
+            pooler_type="first_token_transform",
+            type_vocab_size=2,
+            vocab_size=vocab_size,
+        ),
+    )
     model = _random_model(BertForPreTraining, config)
     torch.save({k: v.clone() for k, v in model.state_dict().items()}, folder / "pytorch_model.bin")
 
@@ -182,10 +200,21 @@ def build_umberto(folder: Path, texts: list[str]) -> None:
     model_file = tok.train_sentencepiece(texts, folder / "sentencepiece.bpe.model", 1000, llama_style=False)
     pieces = spm.SentencePieceProcessor(model_file=str(model_file)).vocab_size()
     # CamemBERT's ids: <s>NOTUSED <pad> </s>NOTUSED <unk> <unk>NOTUSED, the pieces after <unk>, then <mask>
-    config = _hub_config(folder, dict(
-        BERT_LIKE, architectures=["CamembertForMaskedLM"], bos_token_id=0, eos_token_id=2, layer_norm_eps=1e-05,
-        max_position_embeddings=514, model_type="camembert", pad_token_id=1, type_vocab_size=1,
-        vocab_size=pieces + 5))
+    config = _hub_config(
+        folder,
+        dict(
+            BERT_LIKE,
+            architectures=["CamembertForMaskedLM"],
+            bos_token_id=0,
+            eos_token_id=2,
+            layer_norm_eps=1e-05,
+            max_position_embeddings=514,
+            model_type="camembert",
+            pad_token_id=1,
+            type_vocab_size=1,
+            vocab_size=pieces + 5,
+        ),
+    )
     model = _random_model(CamembertForMaskedLM, config)
     torch.save({k: v.clone() for k, v in model.state_dict().items()}, folder / "pytorch_model.bin")
 
@@ -194,15 +223,30 @@ def _sentencepiece_chat_tokenizer(folder: Path, texts: list[str], legacy: bool, 
     """tokenizer.model + tokenizer.json + tokenizer_config.json + special_tokens_map.json of LLaMA 2 / Mixtral."""
     model_file = tok.train_sentencepiece(texts, folder / "tokenizer.model", 1000, llama_style=True)
     specials = tok.sentencepiece_specials(model_file, ["<unk>", "<s>", "</s>"])
-    _write_json(folder / "tokenizer_config.json", {
-        "add_bos_token": True, "add_eos_token": False, "added_tokens_decoder": tok.added_tokens_decoder(specials),
-        "bos_token": "<s>", "chat_template": chat_template, "clean_up_tokenization_spaces": False,
-        "eos_token": "</s>", "legacy": legacy, "model_max_length": 1000000000000000019884624838656,
-        "pad_token": None, "padding_side": "right", "sp_model_kwargs": {}, "tokenizer_class": "LlamaTokenizer",
-        "unk_token": "<unk>", "use_default_system_prompt": False})
+    _write_json(
+        folder / "tokenizer_config.json",
+        {
+            "add_bos_token": True,
+            "add_eos_token": False,
+            "added_tokens_decoder": tok.added_tokens_decoder(specials),
+            "bos_token": "<s>",
+            "chat_template": chat_template,
+            "clean_up_tokenization_spaces": False,
+            "eos_token": "</s>",
+            "legacy": legacy,
+            "model_max_length": 1000000000000000019884624838656,
+            "pad_token": None,
+            "padding_side": "right",
+            "sp_model_kwargs": {},
+            "tokenizer_class": "LlamaTokenizer",
+            "unk_token": "<unk>",
+            "use_default_system_prompt": False,
+        },
+    )
     _write_json(folder / "special_tokens_map.json", {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"})
     tok.fast_tokenizer_json(folder)
     import sentencepiece as spm
+
     return spm.SentencePieceProcessor(model_file=str(model_file)).vocab_size()
 
 
@@ -210,14 +254,38 @@ def build_llama2_chat(folder: Path, texts: list[str]) -> None:
     from transformers import LlamaForCausalLM
 
     vocab_size = _sentencepiece_chat_tokenizer(folder, texts, legacy=False, chat_template=tok.LLAMA2_CHAT_TEMPLATE)
-    config = _hub_config(folder, dict(
-        LLAMA_LIKE, _name_or_path="meta-llama/Llama-2-7b-chat-hf", architectures=["LlamaForCausalLM"], bos_token_id=1,
-        eos_token_id=2, max_position_embeddings=4096, model_type="llama", num_key_value_heads=4, pretraining_tp=1,
-        rope_scaling=None, torch_dtype="float16", transformers_version="4.32.0.dev0", vocab_size=vocab_size))
+    config = _hub_config(
+        folder,
+        dict(
+            LLAMA_LIKE,
+            _name_or_path="meta-llama/Llama-2-7b-chat-hf",
+            architectures=["LlamaForCausalLM"],
+            bos_token_id=1,
+            eos_token_id=2,
+            max_position_embeddings=4096,
+            model_type="llama",
+            num_key_value_heads=4,
+            pretraining_tp=1,
+            rope_scaling=None,
+            torch_dtype="float16",
+            transformers_version="4.32.0.dev0",
+            vocab_size=vocab_size,
+        ),
+    )
     model = _random_model(LlamaForCausalLM, config)
-    _write_json(folder / "generation_config.json", {"bos_token_id": 1, "do_sample": True, "eos_token_id": 2,
-                                                    "max_length": 4096, "pad_token_id": 0, "temperature": 0.6,
-                                                    "top_p": 0.9, "transformers_version": "4.32.0.dev0"})
+    _write_json(
+        folder / "generation_config.json",
+        {
+            "bos_token_id": 1,
+            "do_sample": True,
+            "eos_token_id": 2,
+            "max_length": 4096,
+            "pad_token_id": 0,
+            "temperature": 0.6,
+            "top_p": 0.9,
+            "transformers_version": "4.32.0.dev0",
+        },
+    )
     state = _hub_dtype_state(model, config)
     _write_safetensors_shards(folder, state, 2)
     _write_bin_shards(folder, state, 2)
@@ -229,21 +297,53 @@ def build_llama3_instruct(folder: Path, texts: list[str]) -> None:
     tokenizer_json, ids = tok.train_byte_level_bpe(texts, folder)
     vocab_size = max(ids.values()) + 1
     bos, end, eot = ids["<|begin_of_text|>"], ids["<|end_of_text|>"], ids["<|eot_id|>"]
-    _write_json(folder / "tokenizer_config.json", {
-        "added_tokens_decoder": tok.added_tokens_decoder(ids), "bos_token": "<|begin_of_text|>",
-        "chat_template": tok.LLAMA3_CHAT_TEMPLATE, "clean_up_tokenization_spaces": True, "eos_token": "<|eot_id|>",
-        "model_input_names": ["input_ids", "attention_mask"], "model_max_length": 1000000000000000019884624838656,
-        "tokenizer_class": "PreTrainedTokenizerFast"})
+    _write_json(
+        folder / "tokenizer_config.json",
+        {
+            "added_tokens_decoder": tok.added_tokens_decoder(ids),
+            "bos_token": "<|begin_of_text|>",
+            "chat_template": tok.LLAMA3_CHAT_TEMPLATE,
+            "clean_up_tokenization_spaces": True,
+            "eos_token": "<|eot_id|>",
+            "model_input_names": ["input_ids", "attention_mask"],
+            "model_max_length": 1000000000000000019884624838656,
+            "tokenizer_class": "PreTrainedTokenizerFast",
+        },
+    )
     _write_json(folder / "special_tokens_map.json", {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"})
-    config = _hub_config(folder, dict(
-        LLAMA_LIKE, architectures=["LlamaForCausalLM"], attention_bias=False, attention_dropout=0.0, bos_token_id=bos,
-        eos_token_id=eot, max_position_embeddings=8192, model_type="llama", num_key_value_heads=2, pretraining_tp=1,
-        rope_scaling=None, rope_theta=500000.0, torch_dtype="bfloat16", transformers_version="4.40.0.dev0",
-        vocab_size=vocab_size))
+    config = _hub_config(
+        folder,
+        dict(
+            LLAMA_LIKE,
+            architectures=["LlamaForCausalLM"],
+            attention_bias=False,
+            attention_dropout=0.0,
+            bos_token_id=bos,
+            eos_token_id=eot,
+            max_position_embeddings=8192,
+            model_type="llama",
+            num_key_value_heads=2,
+            pretraining_tp=1,
+            rope_scaling=None,
+            rope_theta=500000.0,
+            torch_dtype="bfloat16",
+            transformers_version="4.40.0.dev0",
+            vocab_size=vocab_size,
+        ),
+    )
     model = _random_model(LlamaForCausalLM, config)
-    _write_json(folder / "generation_config.json", {"bos_token_id": bos, "do_sample": True, "eos_token_id": [end, eot],
-                                                    "max_length": 4096, "temperature": 0.6, "top_p": 0.9,
-                                                    "transformers_version": "4.40.0.dev0"})
+    _write_json(
+        folder / "generation_config.json",
+        {
+            "bos_token_id": bos,
+            "do_sample": True,
+            "eos_token_id": [end, eot],
+            "max_length": 4096,
+            "temperature": 0.6,
+            "top_p": 0.9,
+            "transformers_version": "4.40.0.dev0",
+        },
+    )
     _write_safetensors_shards(folder, _hub_dtype_state(model, config), 4)
 
 
@@ -270,14 +370,33 @@ def build_mixtral_instruct(folder: Path, texts: list[str]) -> None:
     from transformers import MixtralForCausalLM
 
     vocab_size = _sentencepiece_chat_tokenizer(folder, texts, legacy=True, chat_template=tok.MIXTRAL_CHAT_TEMPLATE)
-    config = _hub_config(folder, dict(
-        LLAMA_LIKE, architectures=["MixtralForCausalLM"], attention_dropout=0.0, bos_token_id=1, eos_token_id=2,
-        max_position_embeddings=32768, model_type="mixtral", num_experts_per_tok=2, num_key_value_heads=2,
-        num_local_experts=8, output_router_logits=False, rope_theta=1000000.0, router_aux_loss_coef=0.02,
-        sliding_window=None, torch_dtype="bfloat16", transformers_version="4.36.0.dev0", vocab_size=vocab_size))
+    config = _hub_config(
+        folder,
+        dict(
+            LLAMA_LIKE,
+            architectures=["MixtralForCausalLM"],
+            attention_dropout=0.0,
+            bos_token_id=1,
+            eos_token_id=2,
+            max_position_embeddings=32768,
+            model_type="mixtral",
+            num_experts_per_tok=2,
+            num_key_value_heads=2,
+            num_local_experts=8,
+            output_router_logits=False,
+            rope_theta=1000000.0,
+            router_aux_loss_coef=0.02,
+            sliding_window=None,
+            torch_dtype="bfloat16",
+            transformers_version="4.36.0.dev0",
+            vocab_size=vocab_size,
+        ),
+    )
     model = _random_model(MixtralForCausalLM, config)
-    _write_json(folder / "generation_config.json", {"_from_model_config": True, "bos_token_id": 1, "eos_token_id": 2,
-                                                    "transformers_version": "4.36.0.dev0"})
+    _write_json(
+        folder / "generation_config.json",
+        {"_from_model_config": True, "bos_token_id": 1, "eos_token_id": 2, "transformers_version": "4.36.0.dev0"},
+    )
     _write_safetensors_shards(folder, mixtral_hub_state(_hub_dtype_state(model, config), 8), 19)
 
 
@@ -286,23 +405,78 @@ def _shards(stem: str, count: int, ext: str) -> tuple[str, ...]:
 
 
 CHAT_TOKENIZER_FILES = ("tokenizer.model", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
-REPLICAS: dict[str, Replica] = {r.name: r for r in (
-    Replica("alberto", "m-polignano-uniba/bert_uncased_L-12_H-768_A-12_italian_alb3rt0", "encoder", "wordpiece",
-            "BertForPreTraining", ("config.json", "pytorch_model.bin", "vocab.txt"), build_alberto),
-    Replica("umberto", "Musixmatch/umberto-commoncrawl-cased-v1", "encoder", "sentencepiece", "CamembertForMaskedLM",
-            ("config.json", "pytorch_model.bin", "sentencepiece.bpe.model"), build_umberto),
-    Replica("llama2-chat", "meta-llama/Llama-2-7b-chat-hf", "llm", "sentencepiece+tokenizer.json", "LlamaForCausalLM",
-            ("config.json", "generation_config.json", *_shards("model", 2, "safetensors"),
-             "model.safetensors.index.json", *_shards("pytorch_model", 2, "bin"), "pytorch_model.bin.index.json",
-             *CHAT_TOKENIZER_FILES), build_llama2_chat),
-    Replica("llama3-instruct", "meta-llama/Meta-Llama-3-8B-Instruct", "llm", "byte-level-bpe", "LlamaForCausalLM",
-            ("config.json", "generation_config.json", *_shards("model", 4, "safetensors"),
-             "model.safetensors.index.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"),
-            build_llama3_instruct),
-    Replica("mixtral-instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1", "llm", "sentencepiece+tokenizer.json",
-            "MixtralForCausalLM", ("config.json", "generation_config.json", *_shards("model", 19, "safetensors"),
-                                   "model.safetensors.index.json", *CHAT_TOKENIZER_FILES), build_mixtral_instruct),
-)}
+REPLICAS: dict[str, Replica] = {
+    r.name: r
+    for r in (
+        Replica(
+            "alberto",
+            "m-polignano-uniba/bert_uncased_L-12_H-768_A-12_italian_alb3rt0",
+            "encoder",
+            "wordpiece",
+            "BertForPreTraining",
+            ("config.json", "pytorch_model.bin", "vocab.txt"),
+            build_alberto,
+        ),
+        Replica(
+            "umberto",
+            "Musixmatch/umberto-commoncrawl-cased-v1",
+            "encoder",
+            "sentencepiece",
+            "CamembertForMaskedLM",
+            ("config.json", "pytorch_model.bin", "sentencepiece.bpe.model"),
+            build_umberto,
+        ),
+        Replica(
+            "llama2-chat",
+            "meta-llama/Llama-2-7b-chat-hf",
+            "llm",
+            "sentencepiece+tokenizer.json",
+            "LlamaForCausalLM",
+            (
+                "config.json",
+                "generation_config.json",
+                *_shards("model", 2, "safetensors"),
+                "model.safetensors.index.json",
+                *_shards("pytorch_model", 2, "bin"),
+                "pytorch_model.bin.index.json",
+                *CHAT_TOKENIZER_FILES,
+            ),
+            build_llama2_chat,
+        ),
+        Replica(
+            "llama3-instruct",
+            "meta-llama/Meta-Llama-3-8B-Instruct",
+            "llm",
+            "byte-level-bpe",
+            "LlamaForCausalLM",
+            (
+                "config.json",
+                "generation_config.json",
+                *_shards("model", 4, "safetensors"),
+                "model.safetensors.index.json",
+                "tokenizer.json",
+                "tokenizer_config.json",
+                "special_tokens_map.json",
+            ),
+            build_llama3_instruct,
+        ),
+        Replica(
+            "mixtral-instruct",
+            "mistralai/Mixtral-8x7B-Instruct-v0.1",
+            "llm",
+            "sentencepiece+tokenizer.json",
+            "MixtralForCausalLM",
+            (
+                "config.json",
+                "generation_config.json",
+                *_shards("model", 19, "safetensors"),
+                "model.safetensors.index.json",
+                *CHAT_TOKENIZER_FILES,
+            ),
+            build_mixtral_instruct,
+        ),
+    )
+}
 
 
 def write_replica(name: str, out_dir: str | Path, texts: list[str] | None = None) -> Path:
@@ -327,12 +501,19 @@ def write_replicas(out_dir: str | Path, only: list[str] | None = None) -> dict[s
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     epilog="Each replica's folder is what encoder.name_or_path= / llm.name_or_path= "
-                                            "takes in place of the hub id. What each hub ships: the module docstring.")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Each replica's folder is what encoder.name_or_path= / llm.name_or_path= "
+        "takes in place of the hub id. What each hub ships: the module docstring.",
+    )
     parser.add_argument("out_dir", help="folder to write the replicas into (one sub-folder per model)")
-    parser.add_argument("--only", nargs="+", choices=sorted(REPLICAS), metavar="NAME",
-                        help=f"only these replicas (of: {', '.join(REPLICAS)})")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=sorted(REPLICAS),
+        metavar="NAME",
+        help=f"only these replicas (of: {', '.join(REPLICAS)})",
+    )
     args = parser.parse_args(argv)
     for name, folder in write_replicas(args.out_dir, args.only).items():
         print(f"{name}\t{REPLICAS[name].hub_id}\t{folder}")

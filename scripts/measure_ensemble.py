@@ -11,6 +11,7 @@ the model and with the fixed one (τ = 0.7; no O bias), and ``faina.evaluate``'s
 
 This is a measurement, not a test: it trains 2 × K models (tens of CPU minutes with MiniLM).
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,10 @@ from common.cli import command_parser  # noqa: E402
 from common.errors import exit_on_user_error  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-TASKS = {"span-f": ("conll", "span-fine", "model.module.o_bias=tuned"),
-         "post-f": ("tsv", "post-fine", "model.module.threshold=tuned")}
+TASKS = {
+    "span-f": ("conll", "span-fine", "model.module.o_bias=tuned"),
+    "post-f": ("tsv", "post-fine", "model.module.threshold=tuned"),
+}
 
 
 def split_sample(out: Path, test_posts: int, train_posts: int | None = None) -> None:
@@ -46,10 +49,22 @@ def split_sample(out: Path, test_posts: int, train_posts: int | None = None) -> 
 def train(out: Path, task: str, ensemble: int, epochs: int) -> Path:
     ext, _, tuned = TASKS[task]
     name = f"{task}-ensemble{ensemble}"
-    command = [sys.executable, "train.py", f"task={task}", "cv=official", f"cv.ensemble={ensemble}", tuned,
-               f"trainer.max_epochs={epochs}", "data=custom", f"data.train_path={out / f'train.{ext}'}",
-               f"data.test_path={out / f'test.{ext}'}", f"paths.results_dir={out / 'results'}", f"name={name}",
-               "logger=none", "callbacks=none"]
+    command = [
+        sys.executable,
+        "train.py",
+        f"task={task}",
+        "cv=official",
+        f"cv.ensemble={ensemble}",
+        tuned,
+        f"trainer.max_epochs={epochs}",
+        "data=custom",
+        f"data.train_path={out / f'train.{ext}'}",
+        f"data.test_path={out / f'test.{ext}'}",
+        f"paths.results_dir={out / 'results'}",
+        f"name={name}",
+        "logger=none",
+        "callbacks=none",
+    ]
     subprocess.run(command, cwd=REPO, check=True)
     return out / "results" / name
 
@@ -86,7 +101,9 @@ def score(results_dir: Path, out: Path, task: str, ensemble: int) -> dict[str, f
     scores = {}
     for name, model, meta in variants(results_dir, ensemble):
         corpus = read_level(gold, meta["level"], meta["grain"], LabelInventory.load(meta["labels_inventory"]))
-        path = LEVELS[meta["level"]].write(predict_corpus(model, meta, corpus), out / f"pred-{task}-{name.replace(' ', '-')}.{ext}")
+        path = LEVELS[meta["level"]].write(
+            predict_corpus(model, meta, corpus), out / f"pred-{task}-{name.replace(' ', '-')}.{ext}"
+        )
         scores[name] = evaluate_files(eval_task, gold, path)["strict"]["avg"]["f1"]
         print(f"{task}\t{name}\t{scores[name]:.4f}", flush=True)
     return scores

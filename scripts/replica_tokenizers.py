@@ -17,11 +17,12 @@ templates, not copies of them): LLaMA 2 ``[INST]`` with a ``<<SYS>>`` block in t
 header tokens with ``<|eot_id|>`` ending each turn, Mixtral ``[INST]`` with no system role (it raises).
 Training is single-threaded with fixed inputs, so the same sample gives the same files.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -37,7 +38,8 @@ LLAMA2_CHAT_TEMPLATE = (
     "{%- if message['role'] == 'user' -%}"
     "{{- bos_token + '[INST] ' + (system_block if loop.first else '') + message['content'] | trim + ' [/INST]' -}}"
     "{%- else -%}{{- ' ' + message['content'] | trim + ' ' + eos_token -}}{%- endif -%}"
-    "{%- endfor -%}")
+    "{%- endfor -%}"
+)
 
 LLAMA3_CHAT_TEMPLATE = (
     "{{- bos_token -}}"
@@ -45,7 +47,8 @@ LLAMA3_CHAT_TEMPLATE = (
     "{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' + message['content'] | trim"
     " + '<|eot_id|>' -}}"
     "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' -}}{%- endif -%}")
+    "{%- if add_generation_prompt -%}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' -}}{%- endif -%}"
+)
 
 MIXTRAL_CHAT_TEMPLATE = (
     "{{- bos_token -}}"
@@ -56,15 +59,27 @@ MIXTRAL_CHAT_TEMPLATE = (
     "{{- raise_exception('Mixtral Instruct: roles must alternate user/assistant') -}}{%- endif -%}"
     "{%- if message['role'] == 'user' -%}{{- '[INST] ' + message['content'] + ' [/INST]' -}}"
     "{%- else -%}{{- message['content'] + eos_token -}}{%- endif -%}"
-    "{%- endfor -%}")
+    "{%- endfor -%}"
+)
 
 # Llama 3's special tokens, in the order of their ids after the 128,000 learnt ones (reserved ones abridged)
-LLAMA3_SPECIALS = ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
-                   "<|reserved_special_token_1|>", "<|reserved_special_token_2|>", "<|reserved_special_token_3|>",
-                   "<|start_header_id|>", "<|end_header_id|>", "<|reserved_special_token_4|>", "<|eot_id|>"]
+LLAMA3_SPECIALS = [
+    "<|begin_of_text|>",
+    "<|end_of_text|>",
+    "<|reserved_special_token_0|>",
+    "<|reserved_special_token_1|>",
+    "<|reserved_special_token_2|>",
+    "<|reserved_special_token_3|>",
+    "<|start_header_id|>",
+    "<|end_header_id|>",
+    "<|reserved_special_token_4|>",
+    "<|eot_id|>",
+]
 # Llama 3's pre-tokenizer split: contractions, letter runs, 1-3 digit groups, punctuation runs, whitespace
-LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
-                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+LLAMA3_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 
 
 def sample_texts(repo: Path = REPO) -> list[str]:
@@ -104,8 +119,13 @@ def write_wordpiece_vocab(texts: list[str], folder: Path, vocab_size: int = 1500
     from tokenizers import BertWordPieceTokenizer
 
     tokenizer = BertWordPieceTokenizer(lowercase=True, strip_accents=True, clean_text=True)
-    tokenizer.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=1, show_progress=False,
-                                  special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    tokenizer.train_from_iterator(
+        texts,
+        vocab_size=vocab_size,
+        min_frequency=1,
+        show_progress=False,
+        special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
+    )
     path = folder / "vocab.txt"
     vocab = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
     path.write_text("".join(f"{token}\n" for token, _ in vocab), encoding="utf-8")
@@ -121,12 +141,28 @@ def train_sentencepiece(texts: list[str], path: Path, vocab_size: int, llama_sty
     """
     import sentencepiece as spm
 
-    options = dict(sentence_iterator=iter(texts), model_type="bpe", vocab_size=vocab_size, character_coverage=1.0,
-                   num_threads=1, shuffle_input_sentence=False, minloglevel=2, hard_vocab_limit=False)
+    options = dict(
+        sentence_iterator=iter(texts),
+        model_type="bpe",
+        vocab_size=vocab_size,
+        character_coverage=1.0,
+        num_threads=1,
+        shuffle_input_sentence=False,
+        minloglevel=2,
+        hard_vocab_limit=False,
+    )
     if llama_style:
-        options.update(byte_fallback=True, split_digits=True, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
-                       normalization_rule_name="identity", remove_extra_whitespaces=False,
-                       allow_whitespace_only_pieces=True)
+        options.update(
+            byte_fallback=True,
+            split_digits=True,
+            unk_id=0,
+            bos_id=1,
+            eos_id=2,
+            pad_id=-1,
+            normalization_rule_name="identity",
+            remove_extra_whitespaces=False,
+            allow_whitespace_only_pieces=True,
+        )
     else:
         options.update(unk_id=0, bos_id=1, eos_id=2, pad_id=-1)
     with path.open("wb") as handle:
@@ -155,20 +191,31 @@ def train_byte_level_bpe(texts: list[str], folder: Path, vocab_size: int = 1000)
     from tokenizers.models import BPE
 
     tokenizer = Tokenizer(BPE(ignore_merges=True))
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(LLAMA3_SPLIT), behavior="isolated", invert=False),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(LLAMA3_SPLIT), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False),
+        ]
+    )
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=1, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=1,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tokenizer.train_from_iterator(texts, trainer=trainer)
     tokenizer.add_special_tokens(LLAMA3_SPECIALS)
     ids = {token: tokenizer.token_to_id(token) for token in LLAMA3_SPECIALS}
     bos = "<|begin_of_text|>"
-    tokenizer.post_processor = processors.Sequence([
-        processors.ByteLevel(trim_offsets=False),
-        processors.TemplateProcessing(single=f"{bos}:0 $A:0", pair=f"{bos}:0 $A:0 {bos}:1 $B:1",
-                                      special_tokens=[(bos, ids[bos])])])
+    tokenizer.post_processor = processors.Sequence(
+        [
+            processors.ByteLevel(trim_offsets=False),
+            processors.TemplateProcessing(
+                single=f"{bos}:0 $A:0", pair=f"{bos}:0 $A:0 {bos}:1 $B:1", special_tokens=[(bos, ids[bos])]
+            ),
+        ]
+    )
     path = folder / "tokenizer.json"
     tokenizer.save(str(path))
     return path, ids
@@ -176,9 +223,17 @@ def train_byte_level_bpe(texts: list[str], folder: Path, vocab_size: int = 1000)
 
 def added_tokens_decoder(tokens: dict[str, int]) -> dict[str, dict]:
     """The ``added_tokens_decoder`` block of a tokenizer_config.json for special tokens at these ids."""
-    return {str(index): {"content": token, "lstrip": False, "normalized": False, "rstrip": False,
-                         "single_word": False, "special": True} for token, index in sorted(tokens.items(),
-                                                                                            key=lambda t: t[1])}
+    return {
+        str(index): {
+            "content": token,
+            "lstrip": False,
+            "normalized": False,
+            "rstrip": False,
+            "single_word": False,
+            "special": True,
+        }
+        for token, index in sorted(tokens.items(), key=lambda t: t[1])
+    }
 
 
 def sentencepiece_specials(model: Path, names: Iterable[str]) -> dict[str, int]:
@@ -187,4 +242,3 @@ def sentencepiece_specials(model: Path, names: Iterable[str]) -> dict[str, int]:
 
     processor = spm.SentencePieceProcessor(model_file=str(model))
     return {name: processor.piece_to_id(name) for name in names}
-

@@ -5,6 +5,7 @@ Only tests that check the paper's own figures (counts, baselines, pinned checksu
 files; they take the ``real_missci`` fixture, which marks them ``real_missci`` and skips them, saying so, when
 the files are not there. ``tests/test_fresh_clone.py`` fails if any other test skips for missing data.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -52,21 +53,27 @@ def real_missci_candidates() -> list[Path]:
 def real_missci() -> Path:
     """The folder of the official Missci files, checked against the pinned sha256 sums (skips when absent)."""
     from missci.download import SHA256
+
     for folder in real_missci_candidates():
         if all((folder / name).is_file() for name in SHA256):
             for name, expected in SHA256.items():
                 if hashlib.sha256((folder / name).read_bytes()).hexdigest() != expected:
-                    pytest.fail(f"{folder / name} is not the pinned Missci file (sha256 differs); "
-                                f"fetch it again with `python -m missci.download {folder}`")
+                    pytest.fail(
+                        f"{folder / name} is not the pinned Missci file (sha256 differs); "
+                        f"fetch it again with `python -m missci.download {folder}`"
+                    )
             return folder.resolve()
-    pytest.skip(f"{REAL_MISSCI_SKIP} ({', '.join(str(p) for p in real_missci_candidates())}): "
-                f"`python -m missci.download data/missci` fetches them")
+    pytest.skip(
+        f"{REAL_MISSCI_SKIP} ({', '.join(str(p) for p in real_missci_candidates())}): "
+        f"`python -m missci.download data/missci` fetches them"
+    )
 
 
 @pytest.fixture(scope="session")
 def missci_sample() -> Path:
     """The synthetic Missci sample shipped in the package (never skipped)."""
     from missci.dataset.synthetic import default_sample_dir
+
     return default_sample_dir()
 
 

@@ -1,4 +1,5 @@
 """Running the project's commands on the hub replicas (tests/replicas/): offline, single-threaded, captured."""
+
 from __future__ import annotations
 
 import os
@@ -7,15 +8,20 @@ import sys
 
 from tests_paths import REPO
 
-CLI_ENV = {"OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "WANDB_MODE": "offline",
-           "TOKENIZERS_PARALLELISM": "false", "PYTHONWARNINGS": "ignore"}
+CLI_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "WANDB_MODE": "offline",
+    "TOKENIZERS_PARALLELISM": "false",
+    "PYTHONWARNINGS": "ignore",
+}
 
 
 def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     """Run ``python ARGS`` from the repository root, offline, single-threaded; stdout and stderr captured."""
     env = {**os.environ, **CLI_ENV}
-    return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def assert_ran(result: subprocess.CompletedProcess) -> None:

@@ -1,4 +1,5 @@
 """Objects that tests put into configs by import path (tests/ is on the import path, see pyproject.toml)."""
+
 from __future__ import annotations
 
 import lightning.pytorch as pl

@@ -9,6 +9,7 @@ the gold spans so that overlaps, exact matches and near misses are all common.
 Import it as ``from strategies import ...``: pytest puts ``tests/`` on ``sys.path`` because of
 ``tests/conftest.py`` (``tests.strategies`` would clash with a ``tests`` package some libraries install).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -51,8 +52,9 @@ def spans_of_view(draw, num_tokens: int, labels: Sequence[str] = FINE_LABELS, ma
 
 
 @st.composite
-def perturbed_view(draw, gold: Sequence[Span], num_tokens: int, labels: Sequence[str] = FINE_LABELS,
-                   max_extra: int = 3) -> tuple[Span, ...]:
+def perturbed_view(
+    draw, gold: Sequence[Span], num_tokens: int, labels: Sequence[str] = FINE_LABELS, max_extra: int = 3
+) -> tuple[Span, ...]:
     """A prediction for one view: gold spans kept, moved, relabelled or dropped, plus a few random ones."""
     out = []
     for span in gold:
@@ -84,8 +86,14 @@ def post_skeletons(draw, min_posts: int = 1, max_posts: int = 6, max_tokens: int
 
 
 @st.composite
-def span_corpus_pairs(draw, num_views: int = 2, grain: str = "fine", pred_views: int | None = None,
-                      max_posts: int = 6, empty_post_chance: bool = True) -> tuple[SpanCorpus, SpanCorpus]:
+def span_corpus_pairs(
+    draw,
+    num_views: int = 2,
+    grain: str = "fine",
+    pred_views: int | None = None,
+    max_posts: int = 6,
+    empty_post_chance: bool = True,
+) -> tuple[SpanCorpus, SpanCorpus]:
     """(gold, prediction) span corpora over the same posts; ``pred_views`` defaults to ``num_views``."""
     labels = labels_of(grain)
     pred_views = num_views if pred_views is None else pred_views
@@ -107,8 +115,9 @@ def label_sets(draw, labels: Sequence[str] = FINE_LABELS, max_size: int = 4) -> 
 
 
 @st.composite
-def post_corpus_pairs(draw, num_views: int = 2, grain: str = "fine", pred_views: int | None = None,
-                      max_posts: int = 8) -> tuple[PostCorpus, PostCorpus]:
+def post_corpus_pairs(
+    draw, num_views: int = 2, grain: str = "fine", pred_views: int | None = None, max_posts: int = 8
+) -> tuple[PostCorpus, PostCorpus]:
     """(gold, prediction) post-level corpora over the same posts; empty label cells are frequent."""
     labels = labels_of(grain)
     pred_views = num_views if pred_views is None else pred_views

@@ -4,6 +4,7 @@ the `python -m` form, the installed scripts; and the umbrella ``fallacy`` comman
 The list comes from pyproject.toml itself, so a command added there later is checked without touching this file.
 Running each command's success and failure paths end to end is ``tests/runner/test_console_commands.py``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,9 +26,23 @@ from fallacy import cli as fallacy_cli
 
 REPO = Path(__file__).resolve().parents[1]
 # The names users and scripts already call; losing one breaks them.
-KEPT_NAMES = {"faina-validate", "faina-evaluate", "faina-sample", "faina-predict", "missci-download", "missci-stats",
-              "missci-evaluate", "missci-baseline", "missci-predict-lora", "missci-sample", "missci-report",
-              "faina-stats", "faina-show", "faina-tag", "faina-export"}
+KEPT_NAMES = {
+    "faina-validate",
+    "faina-evaluate",
+    "faina-sample",
+    "faina-predict",
+    "missci-download",
+    "missci-stats",
+    "missci-evaluate",
+    "missci-baseline",
+    "missci-predict-lora",
+    "missci-sample",
+    "missci-report",
+    "faina-stats",
+    "faina-show",
+    "faina-tag",
+    "faina-export",
+}
 
 
 def declared_console_scripts() -> dict[str, str]:
@@ -91,9 +106,12 @@ def test_umbrella_help_lists_every_command_with_its_summary_and_alias(capsys):
 def test_umbrella_version_and_usage_errors(capsys):
     assert fallacy_cli.main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"fallacy {cli.project_version()}"
-    for argv, words in (([], "name a dataset"), (["faina"], "name a faina command"),
-                        (["nope", "evaluate"], "unknown dataset 'nope'"),
-                        (["missci", "evalute"], "unknown missci command 'evalute'")):
+    for argv, words in (
+        ([], "name a dataset"),
+        (["faina"], "name a faina command"),
+        (["nope", "evaluate"], "unknown dataset 'nope'"),
+        (["missci", "evalute"], "unknown missci command 'evalute'"),
+    ):
         assert fallacy_cli.main(argv) == 2
         captured = capsys.readouterr()
         assert captured.out == "" and captured.err.startswith("usage: fallacy") and words in captured.err
@@ -104,7 +122,7 @@ def test_a_tool_subcommand_names_itself_in_help_and_version(capsys):
     assert capsys.readouterr().out.strip() == f"fallacy missci stats {cli.project_version()}"
     assert fallacy_cli.main(["faina", "validate", "--help"]) == 0
     assert capsys.readouterr().out.startswith("usage: fallacy faina validate ")
-    assert fallacy_cli.main(["faina", "validate", "--no-such-option", "x"]) == 2   # argparse's own status
+    assert fallacy_cli.main(["faina", "validate", "--no-such-option", "x"]) == 2  # argparse's own status
     assert "unrecognized arguments" in capsys.readouterr().err
 
 
@@ -115,8 +133,12 @@ def test_runner_maps_return_values_and_errors_to_exit_statuses(monkeypatch, caps
 
     command = fallacy_cli.ALIASES["missci-stats"]
     module = importlib.import_module(command.module)
-    outcomes = {"value": lambda argv: {"a": 1}, "error": lambda argv: (_ for _ in ()).throw(UserError("bad", fix="x")),
-                "exit3": lambda argv: sys.exit(3), "message": lambda argv: sys.exit("stopped")}
+    outcomes = {
+        "value": lambda argv: {"a": 1},
+        "error": lambda argv: (_ for _ in ()).throw(UserError("bad", fix="x")),
+        "exit3": lambda argv: sys.exit(3),
+        "message": lambda argv: sys.exit("stopped"),
+    }
     expected = {"value": (0, ""), "error": (2, "error: bad Fix: x\n"), "exit3": (3, ""), "message": (1, "stopped\n")}
     for key, fake in outcomes.items():
         monkeypatch.setattr(module, "main", fake)
@@ -136,7 +158,7 @@ def test_console_command_help_lists_defaults_and_version(name, monkeypatch, caps
         return parse_known_args(self, *args, **kwargs)
 
     monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", recording)
-    monkeypatch.setattr(sys, "argv", [f"/some/venv/bin/{name}"])   # as the console script starts it
+    monkeypatch.setattr(sys, "argv", [f"/some/venv/bin/{name}"])  # as the console script starts it
 
     with pytest.raises(SystemExit) as exit_info:
         main(["--help"])
@@ -144,13 +166,15 @@ def test_console_command_help_lists_defaults_and_version(name, monkeypatch, caps
     text = capsys.readouterr().out
     assert text.startswith(f"usage: {name} ") and "--version" in text
     parser = parsers[0]
-    assert isinstance(parser.formatter_class, type) and issubclass(parser.formatter_class, cli._HelpFormatter), \
+    assert isinstance(parser.formatter_class, type) and issubclass(parser.formatter_class, cli._HelpFormatter), (
         f"{name}: build the parser with common.cli.command_parser"
+    )
     for action in parser._actions:
         if action.default in (None, False, argparse.SUPPRESS) or not action.option_strings:
             continue
-        assert action.help and "default" in parser.formatter_class(name)._get_help_string(action), \
+        assert action.help and "default" in parser.formatter_class(name)._get_help_string(action), (
             f"{name} {action.option_strings[0]}: give it a help text (its default {action.default!r} is shown there)"
+        )
         assert f"{action.option_strings[-1]}" in text
 
     with pytest.raises(SystemExit) as exit_info:
@@ -168,8 +192,9 @@ def test_python_m_form_is_kept(name):
 
 
 def test_python_m_form_names_itself_and_runs():
-    done = subprocess.run([sys.executable, "-m", "missci.sample", "--version"], cwd=REPO, capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "missci.sample", "--version"], cwd=REPO, capture_output=True, text=True, check=True
+    )
     assert done.stdout.strip() == f"python -m missci.sample {cli.project_version()}"
 
 
@@ -196,6 +221,7 @@ def test_installed_console_scripts_exist_and_match_this_checkout():
     if installed_from(dist) == REPO:
         assert installed == SCRIPTS, "reinstall (bash scripts/setup.sh) after changing pyproject's [project.scripts]"
     if "missci-sample" in installed:
-        done = subprocess.run([str(scripts_dir / "missci-sample"), "--version"], capture_output=True, text=True,
-                              check=True)
+        done = subprocess.run(
+            [str(scripts_dir / "missci-sample"), "--version"], capture_output=True, text=True, check=True
+        )
         assert done.stdout.strip() == f"missci-sample {cli.project_version()}"

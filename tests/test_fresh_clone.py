@@ -5,6 +5,7 @@ The repository's files (``git ls-files``, untracked non-ignored files included) 
 folder, and pytest runs there with ``--setup-only``: it collects every test and runs every fixture (where the
 data skips happen) without running the test bodies, so the check costs seconds, not the suite's minutes.
 """
+
 from __future__ import annotations
 
 import json
@@ -51,8 +52,16 @@ PROBE = textwrap.dedent('''
 
 def repository_files() -> list[str]:
     """Tracked and untracked-but-not-ignored files (what a commit of this checkout would hold)."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                            capture_output=True, check=True).stdout.decode("utf-8").split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode("utf-8")
+        .split("\0")
+    )
     return [name for name in listed if name and (REPO / name).is_file()]
 
 
@@ -72,20 +81,41 @@ def test_no_test_skips_for_missing_data_in_a_fresh_clone(tmp_path):
     report_path = tmp_path / "report.json"
     env = {key: value for key, value in os.environ.items() if key not in {"MISSCI_DATA", "PYTEST_ADDOPTS"}}
     env.update(PYTHONPATH=str(tmp_path / "probe"), FRESH_CLONE_REPORT=str(report_path))
-    done = subprocess.run([sys.executable, "-m", "pytest", "--setup-only", "-q", "-p", "no:cacheprovider",
-                           "-p", "fresh_clone_probe", "--basetemp", str(tmp_path / "basetemp")],
-                          cwd=clone, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, "collection or fixture set-up failed in the clone:\n" + done.stdout[-4000:] + \
-        done.stderr[-2000:]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--setup-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "fresh_clone_probe",
+            "--basetemp",
+            str(tmp_path / "basetemp"),
+        ],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, (
+        "collection or fixture set-up failed in the clone:\n" + done.stdout[-4000:] + done.stderr[-2000:]
+    )
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["collected"] > 100
     assert Path(report["missci_from"]).resolve().is_relative_to(clone.resolve()), "the clone's code must run"
 
     real_data = [s for s in report["skipped"] if s["real_missci"]]
     assert real_data and all("needs the real Missci files" in s["reason"] for s in real_data)
-    unexpected = [s for s in report["skipped"] if not s["real_missci"]
-                  and not any(word in s["reason"].lower() for word in ENVIRONMENT_SKIP_WORDS)]
+    unexpected = [
+        s
+        for s in report["skipped"]
+        if not s["real_missci"] and not any(word in s["reason"].lower() for word in ENVIRONMENT_SKIP_WORDS)
+    ]
     assert not unexpected, (
         "these tests skip in a fresh clone (no ../shared, no MISSCI_DATA): run them on the packaged samples "
         "(fixtures missci_sample / data_dir), or, if they check the paper's own figures, take the real_missci "
-        "fixture:\n" + "\n".join(f"  {s['test']}: {s['reason']}" for s in unexpected))
+        "fixture:\n" + "\n".join(f"  {s['test']}: {s['reason']}" for s in unexpected)
+    )

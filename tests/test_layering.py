@@ -5,6 +5,7 @@ label ids, no file formats) < ``faina`` and ``missci`` (datasets; never each oth
 command) and the entry points. No module may reach a layer above its own, and the import graph between the
 project's modules has no cycle, a function-local import included (such an import only hides a cycle).
 """
+
 from __future__ import annotations
 
 import ast
@@ -30,8 +31,12 @@ def module_name(path: Path) -> str:
 
 
 def source_modules() -> dict[str, Path]:
-    return {module_name(path): path for package in PACKAGES if (REPO / package).is_dir()
-            for path in sorted((REPO / package).rglob("*.py"))}
+    return {
+        module_name(path): path
+        for package in PACKAGES
+        if (REPO / package).is_dir()
+        for path in sorted((REPO / package).rglob("*.py"))
+    }
 
 
 def imported_modules(path: Path, known: set[str]) -> set[str]:

@@ -5,6 +5,7 @@ Importing torch costs seconds of CPU; ``python -m faina.evaluate`` is meant to c
 scorer costs (``scripts/benchmark_startup.py`` measures both). This checks the cause, not a timing: a module-level
 import of torch, torchmetrics, transformers or lightning anywhere under these modules fails it.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,10 +19,26 @@ REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "torchmetrics", "transformers", "lightning", "peft", "datasets")
 # What a command module may import without its command doing heavy work: the argument parser is built and
 # `--help` printed after these imports alone.
-TORCH_FREE = ("faina.evaluate", "faina.validate", "faina.stats", "faina.show", "faina.sample", "faina.tag",
-              "missci.evaluate", "missci.stats", "missci.baseline", "missci.sample", "missci.report",
-              "missci.download", "missci.predict_lora", "metrics.faina_span_sums", "metrics.faina_post_counts",
-              "metrics.missci_ranking", "fallacy", "fallacy.cli")
+TORCH_FREE = (
+    "faina.evaluate",
+    "faina.validate",
+    "faina.stats",
+    "faina.show",
+    "faina.sample",
+    "faina.tag",
+    "missci.evaluate",
+    "missci.stats",
+    "missci.baseline",
+    "missci.sample",
+    "missci.report",
+    "missci.download",
+    "missci.predict_lora",
+    "metrics.faina_span_sums",
+    "metrics.faina_post_counts",
+    "metrics.missci_ranking",
+    "fallacy",
+    "fallacy.cli",
+)
 
 PROBE = """
 import importlib, json, sys
@@ -31,8 +48,9 @@ print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in sy
 
 
 def heavy_modules_after_import(module: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", PROBE, module, ",".join(HEAVY)], cwd=REPO, capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, module, ",".join(HEAVY)], cwd=REPO, capture_output=True, text=True, check=True
+    )
     return json.loads(done.stdout)
 
 

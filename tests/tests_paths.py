@@ -1,4 +1,5 @@
 """Paths tests share (importable because pytest puts tests/ on the path, see pyproject.toml)."""
+
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,6 +14,7 @@
   evaluator (``faina.evaluate``: span strict/soft/exact, post micro; the ``-O`` rule), averaged over the
   views — the F1 a model trained on these annotations cannot be expected to beat.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -31,17 +32,25 @@ from faina.formats.records import PostCorpus, SpanCorpus
 from faina.formats.tsv import post_corpus_from_spans
 
 GAMMA_SAMPLES = 30
-GAMMA_SETTINGS = {"dissimilarity": "CombinedCategoricalDissimilarity", "alpha": 1.0, "beta": 1.0,
-                  "delta_empty": 1.0, "categorical": "AbsoluteCategoricalDissimilarity",
-                  "positional": "PositionalSporadicDissimilarity", "algorithm": "fast-gamma",
-                  "continuum": "whole file, posts end to end on the token axis"}
+GAMMA_SETTINGS = {
+    "dissimilarity": "CombinedCategoricalDissimilarity",
+    "alpha": 1.0,
+    "beta": 1.0,
+    "delta_empty": 1.0,
+    "categorical": "AbsoluteCategoricalDissimilarity",
+    "positional": "PositionalSporadicDissimilarity",
+    "algorithm": "fast-gamma",
+    "continuum": "whole file, posts end to end on the token axis",
+}
 
 
 def require_views(corpus: SpanCorpus | PostCorpus) -> None:
     if corpus.num_views < 2:
-        raise UserError(f"agreement needs two or more annotator views, the file has {corpus.num_views}",
-                        path=corpus.path, fix="give a file with one label column per annotator, or leave out "
-                                              "--agreement to get the other statistics")
+        raise UserError(
+            f"agreement needs two or more annotator views, the file has {corpus.num_views}",
+            path=corpus.path,
+            fix="give a file with one label column per annotator, or leave out --agreement to get the other statistics",
+        )
 
 
 # --- γ ------------------------------------------------------------------------------------------
@@ -94,8 +103,9 @@ def gamma(corpus: SpanCorpus, seed: int = 0, samples: int = GAMMA_SAMPLES) -> di
         offset += len(post.tokens) + 1
     for view in range(corpus.num_views):  # a view without any span is still an annotator
         continuum.add_annotator(f"a{view + 1}")
-    dissimilarity = pa.CombinedCategoricalDissimilarity(alpha=GAMMA_SETTINGS["alpha"], beta=GAMMA_SETTINGS["beta"],
-                                                        delta_empty=GAMMA_SETTINGS["delta_empty"])
+    dissimilarity = pa.CombinedCategoricalDissimilarity(
+        alpha=GAMMA_SETTINGS["alpha"], beta=GAMMA_SETTINGS["beta"], delta_empty=GAMMA_SETTINGS["delta_empty"]
+    )
     state = np.random.get_state()
     np.random.seed(seed)  # the statistical sampler draws from numpy's global generator
     try:
@@ -103,8 +113,11 @@ def gamma(corpus: SpanCorpus, seed: int = 0, samples: int = GAMMA_SAMPLES) -> di
             result = continuum.compute_gamma(dissimilarity, n_samples=samples, fast=True)
     finally:
         np.random.set_state(state)
-    return {"gamma": float(result.gamma), "gamma_cat": float(result.gamma_cat),
-            "settings": {**GAMMA_SETTINGS, "samples": samples, "seed": seed}}
+    return {
+        "gamma": float(result.gamma),
+        "gamma_cat": float(result.gamma_cat),
+        "settings": {**GAMMA_SETTINGS, "samples": samples, "seed": seed},
+    }
 
 
 # --- κ ------------------------------------------------------------------------------------------
@@ -164,8 +177,13 @@ def _ceiling(corpus, score, grain: str, inventory: LabelInventory, **options) ->
     for view in range(corpus.num_views):
         pred, gold = _views_apart(corpus, view)
         per_view.append(score(grain, gold, pred, inventory, one_pred=True, **options)["scores"])
-    return {mode: {measure: float(np.mean([scores[mode]["avg"][measure] for scores in per_view]))
-                   for measure in ("precision", "recall", "f1")} for mode in per_view[0]}
+    return {
+        mode: {
+            measure: float(np.mean([scores[mode]["avg"][measure] for scores in per_view]))
+            for measure in ("precision", "recall", "f1")
+        }
+        for mode in per_view[0]
+    }
 
 
 def human_ceiling(corpus: SpanCorpus | PostCorpus, inventory: LabelInventory) -> dict[str, dict]:
@@ -180,21 +198,33 @@ def human_ceiling(corpus: SpanCorpus | PostCorpus, inventory: LabelInventory) ->
             grain = _span_grain(corpus, inventory)
             if grain == "fine":
                 result["span-fine"] = _ceiling(corpus, score_spans, "fine", inventory, exact=True)
-            result["span-coarse"] = _ceiling(coarse_corpus(corpus, inventory) if grain == "fine" else corpus,
-                                             score_spans, "coarse", inventory, exact=True)
+            result["span-coarse"] = _ceiling(
+                coarse_corpus(corpus, inventory) if grain == "fine" else corpus,
+                score_spans,
+                "coarse",
+                inventory,
+                exact=True,
+            )
             rows = post_corpus_from_spans(corpus)
         else:
             rows = corpus
             grain = inventory.grain_of({label for r in rows.rows for v in r.labels for label in v})
         if grain == "fine":
             result["post-fine"] = _ceiling(rows, score_posts, "fine", inventory)
-        result["post-coarse"] = _ceiling(coarse_rows(rows, inventory) if grain == "fine" else rows,
-                                         score_posts, "coarse", inventory)
+        result["post-coarse"] = _ceiling(
+            coarse_rows(rows, inventory) if grain == "fine" else rows, score_posts, "coarse", inventory
+        )
     return result
 
 
-def agreement(corpus: SpanCorpus | PostCorpus, inventory: LabelInventory, labels: list[str], *,
-              with_gamma: bool = True, seed: int = 0) -> dict[str, Any]:
+def agreement(
+    corpus: SpanCorpus | PostCorpus,
+    inventory: LabelInventory,
+    labels: list[str],
+    *,
+    with_gamma: bool = True,
+    seed: int = 0,
+) -> dict[str, Any]:
     """The ``agreement`` section of ``faina.stats``: γ, γ_cat, κ per label and the human ceiling."""
     require_views(corpus)
     if isinstance(corpus, SpanCorpus) and with_gamma:
@@ -203,5 +233,9 @@ def agreement(corpus: SpanCorpus | PostCorpus, inventory: LabelInventory, labels
         found = {"gamma": None, "gamma_cat": None, "unavailable": "γ not asked for (--no-gamma)"}
     else:
         found = {"gamma": None, "gamma_cat": None, "unavailable": "γ needs spans (a .conll file)"}
-    return {**found, "kappa_method": "cohen" if corpus.num_views == 2 else "fleiss",
-            "kappa": kappa_per_label(corpus, labels), "human_ceiling": human_ceiling(corpus, inventory)}
+    return {
+        **found,
+        "kappa_method": "cohen" if corpus.num_views == 2 else "fleiss",
+        "kappa": kappa_per_label(corpus, labels),
+        "human_ceiling": human_ceiling(corpus, inventory),
+    }

@@ -1,8 +1,10 @@
 """The Faina paper's data analysis for any Faina-format file: the library behind ``python -m faina.stats``."""
+
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from common.errors import UserError
 from common.spread import mean_std
@@ -25,8 +27,10 @@ def _annotations(corpus: SpanCorpus | PostCorpus) -> list[list[list[tuple[str, f
     or the single unit 0 (post files, where a label covers the whole post)."""
     if isinstance(corpus, SpanCorpus):
         return [[[(s.label, frozenset(s.tokens())) for s in view] for view in post.spans] for post in corpus.posts]
-    return [[[(label, frozenset((0,))) for label in sorted(row.label_set(v))] for v in range(corpus.num_views)]
-            for row in corpus.rows]
+    return [
+        [[(label, frozenset((0,))) for label in sorted(row.label_set(v))] for v in range(corpus.num_views)]
+        for row in corpus.rows
+    ]
 
 
 def _view_block(posts: list[list[list[tuple[str, frozenset]]]], views: list[int], span_level: bool) -> dict:
@@ -46,14 +50,24 @@ def _view_block(posts: list[list[list[tuple[str, frozenset]]]], views: list[int]
     labels = {}
     for label in sorted(lengths):
         mean, std = _mean_std(lengths[label]) if span_level else (None, None)
-        labels[label] = {"spans": len(lengths[label]), "length_mean": mean, "length_std": std,
-                         "share_of_posts": posts_with[label] / len(posts) if posts else 0.0}
+        labels[label] = {
+            "spans": len(lengths[label]),
+            "length_mean": mean,
+            "length_std": std,
+            "share_of_posts": posts_with[label] / len(posts) if posts else 0.0,
+        }
     mean, std = _mean_std(per_post)
     all_lengths = [n for values in lengths.values() for n in values]
     length_mean, length_std = _mean_std(all_lengths) if span_level else (None, None)
-    return {"spans": sum(len(v) for v in lengths.values()), "length_mean": length_mean, "length_std": length_std,
-            "labels": labels, "spans_per_post_mean": mean, "spans_per_post_std": std,
-            "posts_without_labels": without}
+    return {
+        "spans": sum(len(v) for v in lengths.values()),
+        "length_mean": length_mean,
+        "length_std": length_std,
+        "labels": labels,
+        "spans_per_post_mean": mean,
+        "spans_per_post_std": std,
+        "posts_without_labels": without,
+    }
 
 
 def _overlap(posts: list[list[list[tuple[str, frozenset]]]], views: list[int]) -> dict[str, dict[str, float]]:
@@ -81,8 +95,11 @@ def corpus_stats(corpus: SpanCorpus | PostCorpus) -> dict[str, Any]:
     """Everything but the agreement: ``posts``, ``tokens``, ``views`` {a1.., all}, ``overlap`` {a1.., all}."""
     span_level = isinstance(corpus, SpanCorpus)
     if span_level and not corpus.labelled:
-        raise UserError("the file has empty label cells (an unlabelled file): there is nothing to describe",
-                        path=corpus.path, fix="give a labelled file")
+        raise UserError(
+            "the file has empty label cells (an unlabelled file): there is nothing to describe",
+            path=corpus.path,
+            fix="give a labelled file",
+        )
     posts = _annotations(corpus)
     names = [f"a{v + 1}" for v in range(corpus.num_views)]
     every = list(range(corpus.num_views))
@@ -91,13 +108,25 @@ def corpus_stats(corpus: SpanCorpus | PostCorpus) -> dict[str, Any]:
     if corpus.num_views > 1:
         views[ALL] = _view_block(posts, every, span_level)
         overlap[ALL] = _overlap(posts, every)
-    return {"kind": "span" if span_level else "post", "posts": len(posts),
-            "tokens": sum(len(p.tokens) for p in corpus.posts) if span_level else None,
-            "num_views": corpus.num_views, "views": views, "overlap": overlap}
+    return {
+        "kind": "span" if span_level else "post",
+        "posts": len(posts),
+        "tokens": sum(len(p.tokens) for p in corpus.posts) if span_level else None,
+        "num_views": corpus.num_views,
+        "views": views,
+        "overlap": overlap,
+    }
 
 
-def file_stats(path: str, inventory: LabelInventory, *, agreement: str = "auto", with_gamma: bool = True,
-               seed: int = 0, repair: bool = False) -> tuple[dict[str, Any], SpanCorpus | PostCorpus]:
+def file_stats(
+    path: str,
+    inventory: LabelInventory,
+    *,
+    agreement: str = "auto",
+    with_gamma: bool = True,
+    seed: int = 0,
+    repair: bool = False,
+) -> tuple[dict[str, Any], SpanCorpus | PostCorpus]:
     """The statistics ``--json`` prints. ``agreement``: ``auto`` (with two or more views), ``yes`` (an error
     on a one-view file) or ``no``."""
     corpus = read_any(path, inventory, repair=repair)
@@ -122,12 +151,17 @@ def _pm(mean: float | None, std: float | None, digits: int = 1) -> str:
 def format_report(path: str, stats: dict, inventory: LabelInventory) -> str:
     unit = "spans" if stats["kind"] == "span" else "labels"
     blocks = stats["views"]
-    lines = [f"{path}: {stats['posts']} posts"
-             + (f", {stats['tokens']} tokens" if stats["tokens"] is not None else "")
-             + f", {stats['num_views']} view(s)", ""]
+    lines = [
+        f"{path}: {stats['posts']} posts"
+        + (f", {stats['tokens']} tokens" if stats["tokens"] is not None else "")
+        + f", {stats['num_views']} view(s)",
+        "",
+    ]
     head = "  ".join(f"{name:>24}" for name in blocks)
-    lines += [f"{unit} per label ({'count, length mean±std, % of posts' if unit == 'spans' else 'count, % of posts'})",
-              f"{'label':30}{head}"]
+    lines += [
+        f"{unit} per label ({'count, length mean±std, % of posts' if unit == 'spans' else 'count, % of posts'})",
+        f"{'label':30}{head}",
+    ]
     labels = sorted({label for block in blocks.values() for label in block["labels"]})
     for label in labels:
         cells = []
@@ -141,17 +175,25 @@ def format_report(path: str, stats: dict, inventory: LabelInventory) -> str:
         lines.append(f"{label:30}" + "  ".join(cells))
     lines.append(f"{'total':30}" + "  ".join(f"{b['spans']:>24}" for b in blocks.values()))
     if stats["kind"] == "span":
-        lines.append(f"{'span length':30}" + "  ".join(f"{_pm(b['length_mean'], b['length_std']):>24}"
-                                                      for b in blocks.values()))
-    lines.append(f"{unit + ' per post':30}" + "  ".join(
-        f"{_pm(b['spans_per_post_mean'], b['spans_per_post_std'], 2):>24}" for b in blocks.values()))
-    lines.append(f"{'posts without labels':30}" + "  ".join(f"{b['posts_without_labels']:>24}" for b in blocks.values()))
+        lines.append(
+            f"{'span length':30}" + "  ".join(f"{_pm(b['length_mean'], b['length_std']):>24}" for b in blocks.values())
+        )
+    lines.append(
+        f"{unit + ' per post':30}"
+        + "  ".join(f"{_pm(b['spans_per_post_mean'], b['spans_per_post_std'], 2):>24}" for b in blocks.values())
+    )
+    lines.append(
+        f"{'posts without labels':30}" + "  ".join(f"{b['posts_without_labels']:>24}" for b in blocks.values())
+    )
     key = ALL if ALL in stats["overlap"] else "a1"
     matrix = stats["overlap"][key]
     short = {label: inventory.short_ids.get(label, label[:2]) for label in matrix}
-    lines += ["", f"overlap ({key}): % of the row label's {'tokens' if stats['kind'] == 'span' else 'posts'} "
-                  "that also carry the column label; diagonal: that carry no other label",
-              f"{'':6}" + "".join(f"{short[y]:>5}" for y in matrix)]
+    lines += [
+        "",
+        f"overlap ({key}): % of the row label's {'tokens' if stats['kind'] == 'span' else 'posts'} "
+        "that also carry the column label; diagonal: that carry no other label",
+        f"{'':6}" + "".join(f"{short[y]:>5}" for y in matrix),
+    ]
     for x, row in matrix.items():
         lines.append(f"{short[x]:6}" + "".join(f"{row[y]:5.0f}" for y in matrix))
     lines += [f"  ({', '.join(f'{s} = {label}' for label, s in short.items())})"]
@@ -167,16 +209,22 @@ def _agreement_lines(agreement: dict | None, num_views: int) -> list[str]:
         lines.append(f"gamma: unavailable ({agreement['unavailable']})")
     else:
         s = agreement["settings"]
-        lines.append(f"gamma {agreement['gamma']:.3f}   gamma_cat {agreement['gamma_cat']:.3f}   "
-                     f"(pygamma-agreement, combined categorical dissimilarity alpha={s['alpha']:g} beta={s['beta']:g} "
-                     f"delta_empty={s['delta_empty']:g}, {s['algorithm']}, {s['samples']} samples, seed {s['seed']})")
+        lines.append(
+            f"gamma {agreement['gamma']:.3f}   gamma_cat {agreement['gamma_cat']:.3f}   "
+            f"(pygamma-agreement, combined categorical dissimilarity alpha={s['alpha']:g} beta={s['beta']:g} "
+            f"delta_empty={s['delta_empty']:g}, {s['algorithm']}, {s['samples']} samples, seed {s['seed']})"
+        )
     method = "Cohen" if agreement["kappa_method"] == "cohen" else "Fleiss"
     lines.append(f"{method}'s kappa per label (post level):")
     for label, value in agreement["kappa"].items():
         lines.append(f"  {label:30}{'undefined' if value is None else f'{value:6.3f}'}")
-    lines += ["human ceiling (each view scored against the others, averaged; %):",
-              f"  {'task':12}{'mode':8}{'P':>8}{'R':>8}{'F1':>8}"]
+    lines += [
+        "human ceiling (each view scored against the others, averaged; %):",
+        f"  {'task':12}{'mode':8}{'P':>8}{'R':>8}{'F1':>8}",
+    ]
     for task, modes in agreement["human_ceiling"].items():
         for mode, row in modes.items():
-            lines.append(f"  {task:12}{mode:8}" + "".join(f"{100 * row[m]:8.1f}" for m in ("precision", "recall", "f1")))
+            lines.append(
+                f"  {task:12}{mode:8}" + "".join(f"{100 * row[m]:8.1f}" for m in ("precision", "recall", "f1"))
+            )
     return lines

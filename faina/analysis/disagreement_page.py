@@ -1,9 +1,10 @@
 """An HTML page of the annotators' disagreement (and predictions): the library behind ``python -m faina.show``."""
+
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from common.errors import UserError
 from faina.formats.conll import check_aligned, read_conll
@@ -41,17 +42,28 @@ def render_line(post: Post, spans: Sequence[Span], disagree: set[Span], colours:
     """The displaCy "span" markup of one view (or prediction) of a post."""
     from spacy import displacy
 
-    parsed = {"text": " ".join(post.tokens), "tokens": list(post.tokens),
-              "spans": [{"start_token": s.first - 1, "end_token": s.last, "label": s.label
-                         + (DISAGREEMENT if s in disagree else "")} for s in spans]}
+    parsed = {
+        "text": " ".join(post.tokens),
+        "tokens": list(post.tokens),
+        "spans": [
+            {
+                "start_token": s.first - 1,
+                "end_token": s.last,
+                "label": s.label + (DISAGREEMENT if s in disagree else ""),
+            }
+            for s in spans
+        ],
+    }
     options = {"colors": {**colours, **{label + DISAGREEMENT: colour for label, colour in colours.items()}}}
     return displacy.render(parsed, style="span", manual=True, options=options, page=False, jupyter=False)
 
 
-def render_page(gold: SpanCorpus, pred: SpanCorpus | None, indices: Sequence[int], inventory: LabelInventory,
-                title: str) -> str:
-    used = {s.label for i in indices for c in (gold, pred) if c is not None for view in c.posts[i].spans or ()
-            for s in view}
+def render_page(
+    gold: SpanCorpus, pred: SpanCorpus | None, indices: Sequence[int], inventory: LabelInventory, title: str
+) -> str:
+    used = {
+        s.label for i in indices for c in (gold, pred) if c is not None for view in c.posts[i].spans or () for s in view
+    }
     colours = label_colours(inventory, used)
     blocks = []
     for i in indices:
@@ -64,13 +76,19 @@ def render_page(gold: SpanCorpus, pred: SpanCorpus | None, indices: Sequence[int
             rows += [("pred" if len(pviews) == 1 else f"pred a{v + 1}", spans, set()) for v, spans in enumerate(pviews)]
         for name, spans, disagree in rows:
             note = f"{len(spans)} span(s)" + (f", {len(disagree)} not in every view" if disagree else "")
-            lines.append(f'<div class="view" data-post="{html.escape(post.post_id)}" data-view="{name}" '
-                         f'data-spans="{len(spans)}"><div class="who">{name} <small>{note}</small></div>'
-                         f"{render_line(post, spans, disagree, colours)}</div>")
-        blocks.append(f'<section class="post" id="post-{html.escape(post.post_id)}"><h2>post {html.escape(post.post_id)}'
-                      f' <small>{html.escape(post.date)} · {html.escape(post.topic)}</small></h2>{"".join(lines)}</section>')
-    legend = "".join(f'<span class="key" style="background:{colour}">{html.escape(label)}</span>'
-                     for label, colour in sorted(colours.items(), key=lambda kv: kv[1]))
+            lines.append(
+                f'<div class="view" data-post="{html.escape(post.post_id)}" data-view="{name}" '
+                f'data-spans="{len(spans)}"><div class="who">{name} <small>{note}</small></div>'
+                f"{render_line(post, spans, disagree, colours)}</div>"
+            )
+        blocks.append(
+            f'<section class="post" id="post-{html.escape(post.post_id)}"><h2>post {html.escape(post.post_id)}'
+            f" <small>{html.escape(post.date)} · {html.escape(post.topic)}</small></h2>{''.join(lines)}</section>"
+        )
+    legend = "".join(
+        f'<span class="key" style="background:{colour}">{html.escape(label)}</span>'
+        for label, colour in sorted(colours.items(), key=lambda kv: kv[1])
+    )
     return f"""<!DOCTYPE html>
 <html lang="it"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>
@@ -81,7 +99,7 @@ h2 {{ font-size: 1.05em; margin: 0.3em 0; }} small {{ color: #555; font-weight: 
 .key {{ display: inline-block; padding: 2px 6px; margin: 2px; border-radius: 3px; font-size: 0.85em; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
-<p>One line per annotator view{' and prediction' if pred is not None else ''}; overlapping spans are stacked.
+<p>One line per annotator view{" and prediction" if pred is not None else ""}; overlapping spans are stacked.
 <b>{DISAGREEMENT.strip()}</b> after a label: the span (same tokens, same label) is not in every view.</p>
 <p>{legend}</p>
 {"".join(blocks)}
@@ -94,21 +112,33 @@ def choose_posts(corpus: SpanCorpus, post_ids: Sequence[str] | None, limit: int 
         where = {post.post_id: i for i, post in enumerate(corpus.posts)}
         missing = [pid for pid in post_ids if pid not in where]
         if missing:
-            raise UserError(f"no post with id {', '.join(map(repr, missing))}", path=corpus.path,
-                            fix="give ids from the file's '# post_id = ...' lines")
+            raise UserError(
+                f"no post with id {', '.join(map(repr, missing))}",
+                path=corpus.path,
+                fix="give ids from the file's '# post_id = ...' lines",
+            )
         indices = [where[pid] for pid in post_ids]
     else:
         indices = list(range(len(corpus.posts)))
     return indices[:limit] if limit is not None else indices
 
 
-def show(file: str | Path, out: str | Path, pred: str | Path | None = None, posts: Sequence[str] | None = None,
-         limit: int | None = None, labels: str = "faina") -> Path:
+def show(
+    file: str | Path,
+    out: str | Path,
+    pred: str | Path | None = None,
+    posts: Sequence[str] | None = None,
+    limit: int | None = None,
+    labels: str = "faina",
+) -> Path:
     inventory = LabelInventory.load(labels)
     gold = read_conll(file, inventory)
     if not gold.labelled:
-        raise UserError("the file has empty label cells (an unlabelled file)", path=file,
-                        fix="give a labelled file; pass a model's predictions with --pred")
+        raise UserError(
+            "the file has empty label cells (an unlabelled file)",
+            path=file,
+            fix="give a labelled file; pass a model's predictions with --pred",
+        )
     predicted = None
     if pred is not None:
         predicted = read_conll(pred, inventory)
@@ -116,6 +146,7 @@ def show(file: str | Path, out: str | Path, pred: str | Path | None = None, post
     indices = choose_posts(gold, posts, limit)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_page(gold, predicted, indices, inventory, f"{Path(file).name}: spans per view"),
-                   encoding="utf-8")
+    out.write_text(
+        render_page(gold, predicted, indices, inventory, f"{Path(file).name}: spans per view"), encoding="utf-8"
+    )
     return out

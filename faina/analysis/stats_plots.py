@@ -4,6 +4,7 @@
 all annotations; ``spans-per-label.png``: span counts per label and view (Table 2); ``span-length.png``:
 mean span length per label and view with the standard deviation as error bars (span files only).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,8 +36,15 @@ def overlap_heatmap(matrix: dict[str, dict[str, float]], title: str, path: Path,
     for i in range(len(labels)):
         for j in range(len(labels)):
             if values[i, j] >= 0.5:
-                ax.text(j, i, f"{values[i, j]:.0f}", ha="center", va="center", fontsize=7,
-                        color="black" if values[i, j] > 60 else "white")
+                ax.text(
+                    j,
+                    i,
+                    f"{values[i, j]:.0f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="black" if values[i, j] > 60 else "white",
+                )
     ax.set_xlabel("also carries (diagonal: no other label)")
     ax.set_title(title)
     fig.colorbar(image, ax=ax, shrink=0.8, label="% of the row label's units")
@@ -74,11 +82,21 @@ def write_plots(stats: dict, out_dir: str | Path, inventory: LabelInventory) -> 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     unit = "tokens" if stats["kind"] == "span" else "posts"
-    written = [overlap_heatmap(matrix, f"label overlap ({view}, % of {unit})", out / f"overlap-{view}.png", inventory)
-               for view, matrix in stats["overlap"].items()]
+    written = [
+        overlap_heatmap(matrix, f"label overlap ({view}, % of {unit})", out / f"overlap-{view}.png", inventory)
+        for view, matrix in stats["overlap"].items()
+    ]
     what = "spans" if stats["kind"] == "span" else "posts with the label"
     written.append(_bars(stats, "spans", None, what, f"{what} per label and view", out / "spans-per-label.png"))
     if stats["kind"] == "span":
-        written.append(_bars(stats, "length_mean", "length_std", "tokens (mean ± std)", "span length per label",
-                             out / "span-length.png"))
+        written.append(
+            _bars(
+                stats,
+                "length_mean",
+                "length_std",
+                "tokens (mean ± std)",
+                "span length per label",
+                out / "span-length.png",
+            )
+        )
     return written

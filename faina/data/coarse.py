@@ -3,9 +3,10 @@
 A coarse span is a fine span relabelled with each of its macro-categories; within one view, coarse spans
 of the same category that overlap (share a token) are merged into one (docs/faina-format.md).
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from faina.formats.labels import LabelInventory
 from faina.formats.records import Post, PostCorpus, PostRow, Span, SpanCorpus, span_order
@@ -49,6 +50,8 @@ def coarse_labels(labels: Iterable[str], inventory: LabelInventory) -> tuple[str
 
 
 def coarse_rows(corpus: PostCorpus, inventory: LabelInventory) -> PostCorpus:
-    rows = tuple(PostRow(r.post_id, r.date, r.topic, r.text, tuple(coarse_labels(v, inventory) for v in r.labels),
-                         r.line) for r in corpus.rows)
+    rows = tuple(
+        PostRow(r.post_id, r.date, r.topic, r.text, tuple(coarse_labels(v, inventory) for v in r.labels), r.line)
+        for r in corpus.rows
+    )
     return PostCorpus(rows, corpus.num_views, path=corpus.path)

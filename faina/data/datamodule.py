@@ -9,9 +9,10 @@ training batches are length-grouped (``common.length_batches``: random, but of s
 order that depends only on the seed and the epoch) and the evaluation loaders take the posts shortest
 first; neither changes what is computed per post, and predictions find their posts by ``post_index``.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import lightning.pytorch as pl
 import torch
@@ -24,9 +25,18 @@ from faina.data.folds import FoldSplit
 
 
 class FainaDataModule(pl.LightningDataModule):
-    def __init__(self, features: Sequence[dict], split: FoldSplit, pad_token_id: int, batch_size: int = 32,
-                 num_workers: int = 0, predict_features: Sequence[dict] | None = None, seed: int = 0,
-                 length_grouped: bool = True, pool_batches: int = 8):
+    def __init__(
+        self,
+        features: Sequence[dict],
+        split: FoldSplit,
+        pad_token_id: int,
+        batch_size: int = 32,
+        num_workers: int = 0,
+        predict_features: Sequence[dict] | None = None,
+        seed: int = 0,
+        length_grouped: bool = True,
+        pool_batches: int = 8,
+    ):
         super().__init__()
         self.features = features
         self.split = split
@@ -44,13 +54,22 @@ class FainaDataModule(pl.LightningDataModule):
         features = list(features)
         lengths = [len(f["input_ids"]) for f in features]
         if shuffle:
-            sampler = (LengthGroupedSampler(lengths, self.batch_size, seed=self.seed, pool_batches=self.pool_batches)
-                       if self.length_grouped else EpochShuffle(len(features), self.seed))
+            sampler = (
+                LengthGroupedSampler(lengths, self.batch_size, seed=self.seed, pool_batches=self.pool_batches)
+                if self.length_grouped
+                else EpochShuffle(len(features), self.seed)
+            )
         else:
             sampler = sorted(range(len(features)), key=lambda i: lengths[i]) if self.length_grouped else None
         generator = torch.Generator().manual_seed(self.seed) if shuffle else None
-        return DataLoader(features, batch_size=self.batch_size, sampler=sampler, collate_fn=self.collate,
-                          num_workers=self.num_workers, generator=generator)
+        return DataLoader(
+            features,
+            batch_size=self.batch_size,
+            sampler=sampler,
+            collate_fn=self.collate,
+            num_workers=self.num_workers,
+            generator=generator,
+        )
 
     def _subset(self, indices: Sequence[int]) -> list[dict]:
         return [self.features[i] for i in indices]

@@ -4,11 +4,12 @@
 ``faina.data.features``; the result is stored under a fingerprint of (the data, the tokenizer, the encoding code,
 labels, views), so a rerun, another fold or a sweep trial reads it back instead of tokenising again.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from faina.data.hf_datasets import TOKENS, corpus_to_dataset, labels_column, tag_column
 from faina.formats.conll import _PostParser
@@ -21,14 +22,21 @@ FEATURES_VERSION = 1  # bump when the encoding rule changes, so old cached featu
 def _record(row: dict, level: str, num_views: int):
     if level == "span":
         spans = row.get("_spans")
-        return Post(row["post_id"], row["post_date"], row["post_topic_keywords"], row["post_text"],
-                    tuple(row[TOKENS]), spans)
-    return PostRow(row["post_id"], row["post_date"], row["post_topic_keywords"], row["post_text"],
-                   tuple(tuple(row[labels_column(v)]) for v in range(num_views)))
+        return Post(
+            row["post_id"], row["post_date"], row["post_topic_keywords"], row["post_text"], tuple(row[TOKENS]), spans
+        )
+    return PostRow(
+        row["post_id"],
+        row["post_date"],
+        row["post_topic_keywords"],
+        row["post_text"],
+        tuple(tuple(row[labels_column(v)]) for v in range(num_views)),
+    )
 
 
-def _encode_row(row: dict, index: int, level: str, tokenizer, labels: list[str], num_views: int,
-                inventory: LabelInventory):
+def _encode_row(
+    row: dict, index: int, level: str, tokenizer, labels: list[str], num_views: int, inventory: LabelInventory
+):
     """``Dataset.map`` function: one post's features from ``faina.data.features`` (the one encoding rule)."""
     from faina.data.levels import LEVELS
 
@@ -56,8 +64,14 @@ def tokenizer_fingerprint(tokenizer) -> str:
     return Hasher.hash(tokenizer)
 
 
-def encode_cached(corpus: SpanCorpus | PostCorpus, level: str, tokenizer, labels: Sequence[str], num_views: int,
-                  cache_dir: str | Path | None) -> tuple[list[dict], dict]:
+def encode_cached(
+    corpus: SpanCorpus | PostCorpus,
+    level: str,
+    tokenizer,
+    labels: Sequence[str],
+    num_views: int,
+    cache_dir: str | Path | None,
+) -> tuple[list[dict], dict]:
     """Model features of ``corpus`` (as ``Level.encode`` gives them) and a note of how they were obtained.
 
     With a ``cache_dir`` the features are computed by ``Dataset.map`` into an Arrow file named by the map's
@@ -74,16 +88,28 @@ def encode_cached(corpus: SpanCorpus | PostCorpus, level: str, tokenizer, labels
     from datasets.fingerprint import Hasher
 
     dataset = corpus_to_dataset(corpus)
-    kwargs = {"level": level, "tokenizer": tokenizer, "labels": list(labels), "num_views": num_views,
-              "inventory": LabelInventory.from_dict({"name": "task", "fine": list(labels)}, source="the task's labels")}
+    kwargs = {
+        "level": level,
+        "tokenizer": tokenizer,
+        "labels": list(labels),
+        "num_views": num_views,
+        "inventory": LabelInventory.from_dict({"name": "task", "fine": list(labels)}, source="the task's labels"),
+    }
     identity = {**kwargs, "tokenizer": tokenizer_fingerprint(tokenizer)}
     fingerprint = Hasher.hash([dataset._fingerprint, _encode_row, identity, FEATURES_VERSION])
     cache_file = Path(cache_dir) / f"features-{fingerprint}.arrow"
     cache_file.parent.mkdir(parents=True, exist_ok=True)
     existed = cache_file.is_file()
-    encoded = dataset.map(_encode_row, with_indices=True, fn_kwargs=kwargs, remove_columns=dataset.column_names,
-                          cache_file_name=str(cache_file), new_fingerprint=fingerprint, load_from_cache_file=True,
-                          desc="tokenising posts")
+    encoded = dataset.map(
+        _encode_row,
+        with_indices=True,
+        fn_kwargs=kwargs,
+        remove_columns=dataset.column_names,
+        cache_file_name=str(cache_file),
+        new_fingerprint=fingerprint,
+        load_from_cache_file=True,
+        desc="tokenising posts",
+    )
     features = []
     for row in encoded:
         feature = {"input_ids": row["input_ids"], "word_starts": row["word_starts"], "post_index": row["post_index"]}

@@ -5,9 +5,10 @@ first subword (``word_starts``), as in HF ``run_ner.py``. A word the tokenizer m
 lone control character) gets the unknown token, so every token of every post receives a prediction.
 Posts are never cut here: ``models.encoder.ChunkedEncoder`` encodes long posts in windows.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -68,8 +69,13 @@ class Collator:
             attention[i, :t] = 1
             starts[i, :w] = torch.tensor(f["word_starts"])
             word_mask[i, :w] = True
-        batch = {"input_ids": input_ids, "attention_mask": attention, "word_starts": starts, "word_mask": word_mask,
-                 "post_index": torch.tensor([f["post_index"] for f in features])}
+        batch = {
+            "input_ids": input_ids,
+            "attention_mask": attention,
+            "word_starts": starts,
+            "word_mask": word_mask,
+            "post_index": torch.tensor([f["post_index"] for f in features]),
+        }
         if "tags" in features[0]:
             tags = torch.zeros((size, features[0]["tags"].shape[0], max_w), dtype=torch.long)
             for i, f in enumerate(features):

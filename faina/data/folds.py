@@ -4,10 +4,11 @@ Posts carry several labels per annotator, so plain stratification does not apply
 stratification (Sechidis et al., 2011; the ``iterative-stratification`` package) balances every label
 across folds. The label matrix is the union of all views' post labels, so rare labels reach every fold.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from iterstrat.ml_stratifiers import MultilabelStratifiedKFold, MultilabelStratifiedShuffleSplit
@@ -35,9 +36,13 @@ def label_matrix(label_sets: Sequence[Sequence[str]], labels: Sequence[str]) -> 
     return matrix
 
 
-def _train_dev(indices: np.ndarray, matrix: np.ndarray, dev_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _train_dev(
+    indices: np.ndarray, matrix: np.ndarray, dev_fraction: float, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     if not 0 < dev_fraction < 1:
-        raise UserError(f"cv.dev_fraction={dev_fraction} must lie strictly between 0 and 1", fix="e.g. cv.dev_fraction=0.2")
+        raise UserError(
+            f"cv.dev_fraction={dev_fraction} must lie strictly between 0 and 1", fix="e.g. cv.dev_fraction=0.2"
+        )
     splitter = MultilabelStratifiedShuffleSplit(n_splits=1, test_size=dev_fraction, random_state=seed)
     train, dev = next(splitter.split(indices.reshape(-1, 1), matrix[indices]))
     return np.sort(indices[train]), np.sort(indices[dev])

@@ -13,10 +13,11 @@ The feature cache every run uses (``encode_cached``) is ``faina.data.feature_cac
 plain ``ClassLabel`` tags (``B-PER``), tag strings, or Faina's multi-tag cells; the label inventory comes from
 the dataset (its ``ClassLabel`` names or the tags it holds) or from a label YAML (``data.labels``).
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from common.errors import UserError
 from faina.formats.conll import OUTSIDE, _cells, _PostParser
@@ -90,8 +91,13 @@ def _tag_strings(dataset, column: str) -> list[list[str]]:
     return [[str(cell) if cell is not None else "" for cell in row] for row in values]
 
 
-def dataset_to_span_corpus(dataset, inventory: LabelInventory, tag_columns: Sequence[str], tokens_column: str = TOKENS,
-                           source: str = "<dataset>") -> SpanCorpus:
+def dataset_to_span_corpus(
+    dataset,
+    inventory: LabelInventory,
+    tag_columns: Sequence[str],
+    tokens_column: str = TOKENS,
+    source: str = "<dataset>",
+) -> SpanCorpus:
     """Posts of a token-classification dataset, with spans read by the CoNLL reader's BIO rules."""
     columns = set(dataset.column_names)
     tokens = dataset[tokens_column]
@@ -103,13 +109,19 @@ def dataset_to_span_corpus(dataset, inventory: LabelInventory, tag_columns: Sequ
     for i, words in enumerate(tokens):
         where = f"row {i}"
         if not words:
-            raise UserError(f"{where} has no tokens", path=source,
-                            fix="drop empty rows from the dataset (e.g. dataset.filter(lambda r: len(r['tokens']) > 0))")
+            raise UserError(
+                f"{where} has no tokens",
+                path=source,
+                fix="drop empty rows from the dataset (e.g. dataset.filter(lambda r: len(r['tokens']) > 0))",
+            )
         post_tags = [view[i] for view in tags]
         for column, view_tags in zip(tag_columns, post_tags):
             if len(view_tags) != len(words):
-                raise UserError(f"{where}: {len(words)} tokens but {len(view_tags)} tags in column {column!r}",
-                                path=source, fix="give every token exactly one tag cell in each label column")
+                raise UserError(
+                    f"{where}: {len(words)} tokens but {len(view_tags)} tags in column {column!r}",
+                    path=source,
+                    fix="give every token exactly one tag cell in each label column",
+                )
         labelled = any(cell != "" for view in post_tags for cell in view)
         labelled_file = labelled if labelled_file is None else labelled_file
         spans = None
@@ -121,9 +133,17 @@ def dataset_to_span_corpus(dataset, inventory: LabelInventory, tag_columns: Sequ
             spans = parser.finish()
         post_id = meta["post_id"][i] if meta["post_id"] is not None else str(i)
         text = meta["post_text"][i] if meta["post_text"] is not None else " ".join(words)
-        posts.append(Post(str(post_id), meta["post_date"][i] if meta["post_date"] is not None else "",
-                          meta["post_topic_keywords"][i] if meta["post_topic_keywords"] is not None else "",
-                          text, tuple(words), spans, line=i))
+        posts.append(
+            Post(
+                str(post_id),
+                meta["post_date"][i] if meta["post_date"] is not None else "",
+                meta["post_topic_keywords"][i] if meta["post_topic_keywords"] is not None else "",
+                text,
+                tuple(words),
+                spans,
+                line=i,
+            )
+        )
     if not posts:
         raise UserError("the dataset split has no rows", path=source, fix="choose a split with posts (data.split=...)")
     return SpanCorpus(tuple(posts), len(tag_columns), path=source)
@@ -135,9 +155,17 @@ def _faina_cell(cell: str) -> str:
 
 
 def dataset_to_post_corpus(dataset, num_views: int, source: str = "<dataset>") -> PostCorpus:
-    rows = tuple(PostRow(str(r["post_id"]), r["post_date"], r["post_topic_keywords"], r["post_text"],
-                         tuple(tuple(sorted(r[labels_column(v)])) for v in range(num_views)), line=i)
-                 for i, r in enumerate(dataset))
+    rows = tuple(
+        PostRow(
+            str(r["post_id"]),
+            r["post_date"],
+            r["post_topic_keywords"],
+            r["post_text"],
+            tuple(tuple(sorted(r[labels_column(v)])) for v in range(num_views)),
+            line=i,
+        )
+        for i, r in enumerate(dataset)
+    )
     return PostCorpus(rows, num_views, path=source)
 
 
@@ -166,25 +194,34 @@ def open_dataset(path: str, split: str):
 
     scripts = sorted(p.name for p in Path(path).glob("*.py")) if Path(path).is_dir() else []
     if scripts:
-        raise UserError(f"the dataset folder holds a loading script ({scripts[0]}); datasets are read as data and "
-                        "no script is ever run", path=path,
-                        fix="convert the dataset to files (save_to_disk, JSON lines, CSV or Parquet) and remove the "
-                            "script")
+        raise UserError(
+            f"the dataset folder holds a loading script ({scripts[0]}); datasets are read as data and "
+            "no script is ever run",
+            path=path,
+            fix="convert the dataset to files (save_to_disk, JSON lines, CSV or Parquet) and remove the script",
+        )
     try:
-        if Path(path).is_dir() and ((Path(path) / "dataset_dict.json").is_file()
-                                    or (Path(path) / "dataset_info.json").is_file()):
+        if Path(path).is_dir() and (
+            (Path(path) / "dataset_dict.json").is_file() or (Path(path) / "dataset_info.json").is_file()
+        ):
             loaded = datasets.load_from_disk(path)
         else:
             loaded = datasets.load_dataset(path)
     except Exception as err:  # noqa: BLE001 - datasets raises many kinds (hub, file, format): one message
         reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        raise UserError(f"cannot open the dataset {path!r} ({type(err).__name__}: {reason})", path=path,
-                        fix="set data.path to a folder written by Dataset(Dict).save_to_disk, a local data folder "
-                            "or a dataset name that datasets.load_dataset can read (the hub may be unreachable)") from None
+        raise UserError(
+            f"cannot open the dataset {path!r} ({type(err).__name__}: {reason})",
+            path=path,
+            fix="set data.path to a folder written by Dataset(Dict).save_to_disk, a local data folder "
+            "or a dataset name that datasets.load_dataset can read (the hub may be unreachable)",
+        ) from None
     if isinstance(loaded, datasets.DatasetDict):
         if split not in loaded:
-            raise UserError(f"the dataset has no split {split!r} (it has {', '.join(loaded)})", path=path,
-                            fix="set data.split / data.test_split to one of them")
+            raise UserError(
+                f"the dataset has no split {split!r} (it has {', '.join(loaded)})",
+                path=path,
+                fix="set data.split / data.test_split to one of them",
+            )
         return loaded[split]
     return loaded
 
@@ -193,17 +230,26 @@ def label_columns_of(dataset, tokens_column: str, wanted: Sequence[str] | None, 
     """The BIO label columns: the configured ones, or every token-aligned tag column the dataset has."""
     columns = dataset.column_names
     if tokens_column not in columns:
-        raise UserError(f"the dataset has no token column {tokens_column!r} (columns: {', '.join(columns)})",
-                        path=source, fix="set data.tokens_column to the column that holds each post's tokens")
+        raise UserError(
+            f"the dataset has no token column {tokens_column!r} (columns: {', '.join(columns)})",
+            path=source,
+            fix="set data.tokens_column to the column that holds each post's tokens",
+        )
     if wanted:
         missing = [c for c in wanted if c not in columns]
         if missing:
-            raise UserError(f"label column(s) {', '.join(missing)} not in the dataset (columns: {', '.join(columns)})",
-                            path=source, fix="set data.label_columns to columns of the dataset")
+            raise UserError(
+                f"label column(s) {', '.join(missing)} not in the dataset (columns: {', '.join(columns)})",
+                path=source,
+                fix="set data.label_columns to columns of the dataset",
+            )
         for column in wanted:
             if getattr(dataset.features[column], "feature", None) is None or column == tokens_column:
-                raise UserError(f"column {column!r} holds {dataset.features[column]}, not a tag per token",
-                                path=source, fix="name in data.label_columns only columns with one BIO tag per token")
+                raise UserError(
+                    f"column {column!r} holds {dataset.features[column]}, not a tag per token",
+                    path=source,
+                    fix="name in data.label_columns only columns with one BIO tag per token",
+                )
         return list(wanted)
     found = []
     sample = dataset.select(range(min(len(dataset), 50)))
@@ -222,9 +268,12 @@ def label_columns_of(dataset, tokens_column: str, wanted: Sequence[str] | None, 
         if cells and all(c == OUTSIDE or all(t[:2] in ("B-", "I-") for t in c.split("|")) for c in cells if c):
             found.append(column)
     if not found:
-        raise UserError(f"the dataset has no BIO label columns (columns: {', '.join(columns)})", path=source,
-                        fix="give it one column per annotator view with a tag per token (O, B-Label, I-Label), "
-                            "or name them with data.label_columns=[...]")
+        raise UserError(
+            f"the dataset has no BIO label columns (columns: {', '.join(columns)})",
+            path=source,
+            fix="give it one column per annotator view with a tag per token (O, B-Label, I-Label), "
+            "or name them with data.label_columns=[...]",
+        )
     return found
 
 
@@ -242,28 +291,42 @@ def inventory_of(dataset, label_columns: Sequence[str], labels_yaml: str | None,
                 if tag != OUTSIDE:
                     labels.add(tag[2:])
     if not labels:
-        raise UserError("the label columns hold no B-/I- tags, so there are no labels to learn", path=name,
-                        fix="check data.label_columns, or give the inventory with data.labels=my_labels.yaml")
-    return LabelInventory.from_dict({"name": Path(name).name or "dataset", "fine": {label: label for label in labels}},
-                                    source=f"{name} (labels read from the dataset)")
+        raise UserError(
+            "the label columns hold no B-/I- tags, so there are no labels to learn",
+            path=name,
+            fix="check data.label_columns, or give the inventory with data.labels=my_labels.yaml",
+        )
+    return LabelInventory.from_dict(
+        {"name": Path(name).name or "dataset", "fine": {label: label for label in labels}},
+        source=f"{name} (labels read from the dataset)",
+    )
 
 
-def load_hf_task_data(path: str, level: str, grain: str, split: str = "train", test_split: str | None = None,
-                      tokens_column: str = TOKENS, label_columns: Sequence[str] | None = None,
-                      labels: str | None = None):
+def load_hf_task_data(
+    path: str,
+    level: str,
+    grain: str,
+    split: str = "train",
+    test_split: str | None = None,
+    tokens_column: str = TOKENS,
+    label_columns: Sequence[str] | None = None,
+    labels: str | None = None,
+):
     """``TaskData`` from a ``datasets`` dataset (the runner trains on it like on a Faina file)."""
     from faina.data.task_data import TaskData
 
     if grain != "fine":
-        raise UserError("data=hf trains fine-grained tasks (the dataset's own labels)",
-                        fix="use task=span-f or task=post-f")
+        raise UserError(
+            "data=hf trains fine-grained tasks (the dataset's own labels)", fix="use task=span-f or task=post-f"
+        )
     train = open_dataset(path, split)
     columns = label_columns_of(train, tokens_column, label_columns, path)
     inventory = inventory_of(train, columns, labels, path)
     labelled = dataset_to_span_corpus(train, inventory, columns, tokens_column, source=f"{path}[{split}]")
     if labelled.posts and not labelled.labelled:
-        raise UserError("the training split is unlabelled (no tags)", path=path,
-                        fix="train on a labelled split (data.split=...)")
+        raise UserError(
+            "the training split is unlabelled (no tags)", path=path, fix="train on a labelled split (data.split=...)"
+        )
     unlabelled = None
     if test_split:
         test = open_dataset(path, test_split)

@@ -5,11 +5,12 @@ for the file writer instead of branching on it. What still depends on the level 
 kind, not in detail: the model built for it (``model=mvml`` / ``model=mvmd``), the scorer of each file format
 (``faina.scoring.official``), the zero-shot prompt and parser, and the statistics of each file format.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import torch
 
@@ -22,8 +23,9 @@ from metrics.faina_span import SpanOverlapScore
 from models.bio import tags_to_spans
 
 
-def _span_records(corpus: SpanCorpus, indices: Sequence[int], outputs: list[dict], labels: Sequence[str],
-                  num_views: int) -> SpanCorpus:
+def _span_records(
+    corpus: SpanCorpus, indices: Sequence[int], outputs: list[dict], labels: Sequence[str], num_views: int
+) -> SpanCorpus:
     """Predicted spans of the posts at ``indices`` (model outputs carry each post's corpus index)."""
     by_index: dict[int, list] = {}
     for batch in outputs:
@@ -33,8 +35,9 @@ def _span_records(corpus: SpanCorpus, indices: Sequence[int], outputs: list[dict
     return SpanCorpus(tuple(posts), num_views, path=corpus.path, trailing_blank_line=corpus.trailing_blank_line)
 
 
-def _post_records(corpus: PostCorpus, indices: Sequence[int], outputs: list[dict], labels: Sequence[str],
-                  num_views: int) -> PostCorpus:
+def _post_records(
+    corpus: PostCorpus, indices: Sequence[int], outputs: list[dict], labels: Sequence[str], num_views: int
+) -> PostCorpus:
     """Predicted label sets of the posts at ``indices``."""
     by_index: dict[int, list] = {}
     for batch in outputs:
@@ -60,14 +63,30 @@ class Level:
 def subset(corpus: SpanCorpus | PostCorpus, indices: Sequence[int]):
     """The posts at ``indices`` as a corpus of their own (a fold's gold file)."""
     if isinstance(corpus, SpanCorpus):
-        return SpanCorpus(tuple(corpus.posts[i] for i in indices), corpus.num_views, path=corpus.path,
-                          trailing_blank_line=corpus.trailing_blank_line)
+        return SpanCorpus(
+            tuple(corpus.posts[i] for i in indices),
+            corpus.num_views,
+            path=corpus.path,
+            trailing_blank_line=corpus.trailing_blank_line,
+        )
     return PostCorpus(tuple(corpus.rows[i] for i in indices), corpus.num_views, path=corpus.path)
 
 
 LEVELS = {
-    "span": Level("span", "conll", span_features, _span_records, write_conll,
-                  lambda inventory, num_views: SpanOverlapScore(inventory, num_views=num_views, mode="strict")),
-    "post": Level("post", "tsv", post_features, _post_records, write_post_tsv,
-                  lambda inventory, num_views: PostMicroScore(num_views=num_views)),
+    "span": Level(
+        "span",
+        "conll",
+        span_features,
+        _span_records,
+        write_conll,
+        lambda inventory, num_views: SpanOverlapScore(inventory, num_views=num_views, mode="strict"),
+    ),
+    "post": Level(
+        "post",
+        "tsv",
+        post_features,
+        _post_records,
+        write_post_tsv,
+        lambda inventory, num_views: PostMicroScore(num_views=num_views),
+    ),
 }

@@ -1,11 +1,12 @@
 """A deterministic synthetic corpus in Faina's exact layout, for the demo and the tests."""
+
 from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
 
 from common.errors import UserError
 from faina.data import synthetic_lexicon as lex
@@ -26,28 +27,28 @@ SAMPLE_NAME = "sample"
 UNLABELLED_NAME = "sample-unlabelled"
 
 
-EMPTY_POST_RATE = 0.12          # posts with no fallacy (Faina: a minority of posts)
+EMPTY_POST_RATE = 0.12  # posts with no fallacy (Faina: a minority of posts)
 
 
-SEGMENTS_PER_POST = {1: 8, 2: 14, 3: 20, 4: 22, 5: 16, 6: 11, 7: 9}   # weights; nested spans add ~0.3/post
+SEGMENTS_PER_POST = {1: 8, 2: 14, 3: 20, 4: 22, 5: 16, 6: 11, 7: 9}  # weights; nested spans add ~0.3/post
 
 
-MIN_SPANS_PER_LABEL = 5         # so even Circular-reasoning appears a few times per view
+MIN_SPANS_PER_LABEL = 5  # so even Circular-reasoning appears a few times per view
 
 
-LONG_POST_TOKENS = 120          # > 128 subwords for a BERT-style tokenizer on Italian text
+LONG_POST_TOKENS = 120  # > 128 subwords for a BERT-style tokenizer on Italian text
 
 
-AMBIGUOUS_RATE = 0.3            # share of a label's spans written as a designated ambiguous phrase
+AMBIGUOUS_RATE = 0.3  # share of a label's spans written as a designated ambiguous phrase
 
 
-EXTEND_RATE = 0.5               # view 2 marks this share of its spans longer
+EXTEND_RATE = 0.5  # view 2 marks this share of its spans longer
 
 
-RARE_DROP_RATE = 0.35           # view 2 misses this share of the rare labels' spans ...
+RARE_DROP_RATE = 0.35  # view 2 misses this share of the rare labels' spans ...
 
 
-RARE_KEEP_AT_LEAST = 2          # ... but keeps at least this many of each
+RARE_KEEP_AT_LEAST = 2  # ... but keeps at least this many of each
 
 
 # Segment labels are dealt in Faina's proportions, except that Loaded-language also arrives nested in
@@ -103,7 +104,7 @@ class _PostBuilder:
     def add_text(self, template: str) -> None:
         pos = 0
         for match in SLOT_RE.finditer(template):
-            self.tokens += tokenize(template[pos:match.start()])
+            self.tokens += tokenize(template[pos : match.start()])
             self._fill_slot(match.group(1))
             pos = match.end()
         self.tokens += tokenize(template[pos:])
@@ -188,8 +189,12 @@ def _second_view(builders: list[_PostBuilder], rng: random.Random) -> list[list[
     """View 2 of every post: its own labels, a share of rare spans missed, many spans longer."""
     views = [[Span(m.first, m.last, m.label_v2) for m in b.marks] for b in builders]
     for label in RARE_LABELS:
-        where = [(p, s) for p, view in enumerate(views) for s, span in enumerate(view)
-                 if span is not None and span.label == label]
+        where = [
+            (p, s)
+            for p, view in enumerate(views)
+            for s, span in enumerate(view)
+            if span is not None and span.label == label
+        ]
         drop = [rng.random() < RARE_DROP_RATE for _ in where]
         for k in range(len(where)):
             if drop[k] and drop.count(False) < RARE_KEEP_AT_LEAST:
@@ -204,8 +209,11 @@ def _second_view(builders: list[_PostBuilder], rng: random.Random) -> list[list[
             if rng.random() >= EXTEND_RATE:
                 continue
             last = min(len(builder.tokens), span.last + rng.randint(1, 3))
-            clash = any(o.label == span.label and o.first <= last and span.first <= o.last
-                        for i, o in enumerate(spans) if i != s)
+            clash = any(
+                o.label == span.label and o.first <= last and span.first <= o.last
+                for i, o in enumerate(spans)
+                if i != s
+            )
             if not clash:
                 spans[s] = Span(span.first, last, span.label)
         result.append(spans)
@@ -240,14 +248,22 @@ def generate_sample(posts: int = DEFAULT_POSTS, seed: int = DEFAULT_SEED) -> Spa
     post_ids = rng.sample(range(100, 100 + 5 * posts), posts)
     builders, start = [], 0
     for index, (topic, _, size) in enumerate(plans):
-        builders.append(_build_post(topic, labels[start:start + size], index in long_posts, rng))
+        builders.append(_build_post(topic, labels[start : start + size], index in long_posts, rng))
         start += size
     second = _second_view(builders, rng)
     records = []
     for post_id, (topic, date, _), builder, view2 in zip(post_ids, plans, builders, second):
         view1 = [Span(m.first, m.last, m.label) for m in builder.marks]
-        records.append(Post(str(post_id), date, topic, detokenize(builder.tokens), tuple(builder.tokens),
-                            (_file_order(view1), _file_order(view2))))
+        records.append(
+            Post(
+                str(post_id),
+                date,
+                topic,
+                detokenize(builder.tokens),
+                tuple(builder.tokens),
+                (_file_order(view1), _file_order(view2)),
+            )
+        )
     return SpanCorpus(tuple(records), num_views=2, path=f"<synthetic sample, {posts} posts, seed {seed}>")
 
 
@@ -256,13 +272,17 @@ def unlabelled_copy(corpus: SpanCorpus) -> SpanCorpus:
     return corpus.replace_posts([replace(post, spans=None) for post in corpus.posts])
 
 
-def write_sample(out_dir: str | Path, posts: int = DEFAULT_POSTS, seed: int = DEFAULT_SEED,
-                 unlabelled: bool = False) -> tuple[SpanCorpus, list[Path]]:
+def write_sample(
+    out_dir: str | Path, posts: int = DEFAULT_POSTS, seed: int = DEFAULT_SEED, unlabelled: bool = False
+) -> tuple[SpanCorpus, list[Path]]:
     """Write the span file and the post TSV (and unlabelled copies); return the corpus and the paths."""
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
-        raise UserError("the output path is a file, not a folder", path=out_dir,
-                        fix="give a folder to write sample.conll and sample.tsv into")
+        raise UserError(
+            "the output path is a file, not a folder",
+            path=out_dir,
+            fix="give a folder to write sample.conll and sample.tsv into",
+        )
     corpus = generate_sample(posts, seed)
     outputs = [(SAMPLE_NAME, corpus)] + ([(UNLABELLED_NAME, unlabelled_copy(corpus))] if unlabelled else [])
     paths = []

@@ -16,9 +16,10 @@ such tokens become the aggregated spans. Two spans of one label that touch end-t
 one (a token-level definition cannot tell them apart). The gold files keep every view: an aggregated
 model's single prediction is scored against every view (the evaluator's ``-O`` rule).
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from common.errors import UserError
 from faina.formats.records import Post, PostCorpus, PostRow, Span, SpanCorpus, span_order
@@ -29,12 +30,14 @@ TARGETS = ("views", "union", "intersection", "majority")
 def check_target(target: str, num_views: int, path: str | None = None) -> None:
     """Refuse an unknown target, or ``majority`` on fewer than three views, with one clear message."""
     if target not in TARGETS:
-        raise UserError(f"unknown training target data.targets={target!r}",
-                        fix=f"use one of {', '.join(TARGETS)}")
+        raise UserError(f"unknown training target data.targets={target!r}", fix=f"use one of {', '.join(TARGETS)}")
     if target == "majority" and num_views < 3:
-        raise UserError(f"data.targets=majority needs three or more annotator views, the file has {num_views}",
-                        path=path, fix="use union or intersection (with two views, majority would be the "
-                                       "intersection), or views to train one head per annotator")
+        raise UserError(
+            f"data.targets=majority needs three or more annotator views, the file has {num_views}",
+            path=path,
+            fix="use union or intersection (with two views, majority would be the "
+            "intersection), or views to train one head per annotator",
+        )
 
 
 def _holds(count: int, num_views: int, target: str) -> bool:
@@ -89,8 +92,9 @@ def aggregate_corpus(corpus: SpanCorpus | PostCorpus, target: str) -> SpanCorpus
     if isinstance(corpus, SpanCorpus):
         posts = [_aggregate_post(post, target) for post in corpus.posts]
         return SpanCorpus(tuple(posts), 1, path=corpus.path, trailing_blank_line=corpus.trailing_blank_line)
-    rows = tuple(PostRow(r.post_id, r.date, r.topic, r.text, (aggregate_labels(r.labels, target),), r.line)
-                 for r in corpus.rows)
+    rows = tuple(
+        PostRow(r.post_id, r.date, r.topic, r.text, (aggregate_labels(r.labels, target),), r.line) for r in corpus.rows
+    )
     return PostCorpus(rows, 1, path=corpus.path)
 
 

@@ -5,6 +5,7 @@ span tasks, TSV for post tasks), derives coarse labels through the taxonomy when
 fine-labelled file, aggregates the annotator views when ``data.targets`` asks for it (``faina.data.targets``), and
 lists the label inventory of the grain in decoder order.
 """
+
 from __future__ import annotations
 
 import logging
@@ -24,11 +25,11 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class TaskData:
-    level: str                      # "span" or "post"
-    grain: str                      # "fine" or "coarse"
-    labels: tuple[str, ...]         # label strings of the grain, sorted (decoder / head order)
+    level: str  # "span" or "post"
+    grain: str  # "fine" or "coarse"
+    labels: tuple[str, ...]  # label strings of the grain, sorted (decoder / head order)
     inventory: LabelInventory
-    labelled: SpanCorpus | PostCorpus          # what the model trains on (one view when targets aggregate)
+    labelled: SpanCorpus | PostCorpus  # what the model trains on (one view when targets aggregate)
     unlabelled: SpanCorpus | PostCorpus | None
     gold: SpanCorpus | PostCorpus | None = None  # every annotator view, for scoring (None: ``labelled``)
     targets: str = "views"
@@ -68,20 +69,34 @@ def _only_fine(corpus, inventory: LabelInventory):
         labels = {label for r in corpus.rows for view in r.labels for label in view}
     coarse = labels & set(inventory.coarse)
     if coarse:
-        raise UserError(f"the file holds coarse categories ({', '.join(sorted(coarse))}) but the task is fine-grained",
-                        path=corpus.path, fix="use the fine-labelled file, or a coarse task (task=span-c / post-c)")
+        raise UserError(
+            f"the file holds coarse categories ({', '.join(sorted(coarse))}) but the task is fine-grained",
+            path=corpus.path,
+            fix="use the fine-labelled file, or a coarse task (task=span-c / post-c)",
+        )
     return corpus
 
 
-def load_task_data(train_path: str, test_path: str | None, level: str, grain: str, labels: str = "faina",
-                   repair: bool = False, data_name: str = "data", targets: str = "views") -> TaskData:
+def load_task_data(
+    train_path: str,
+    test_path: str | None,
+    level: str,
+    grain: str,
+    labels: str = "faina",
+    repair: bool = False,
+    data_name: str = "data",
+    targets: str = "views",
+) -> TaskData:
     inventory = LabelInventory.load(labels)
     if not Path(train_path).is_file():
         raise _missing_data(train_path, data_name)
     labelled = read_level(train_path, level, grain, inventory, repair)
     if isinstance(labelled, SpanCorpus) and not labelled.labelled:
-        raise UserError("the training file is unlabelled (empty label cells)", path=train_path,
-                        fix="set data.train_path to a labelled file; unlabelled files go to data.test_path")
+        raise UserError(
+            "the training file is unlabelled (empty label cells)",
+            path=train_path,
+            fix="set data.train_path to a labelled file; unlabelled files go to data.test_path",
+        )
     unlabelled = None
     if test_path:
         if not Path(test_path).is_file():
@@ -90,15 +105,26 @@ def load_task_data(train_path: str, test_path: str | None, level: str, grain: st
         if unlabelled.num_views != labelled.num_views and isinstance(unlabelled, PostCorpus):
             pass  # a TSV test file may carry any number of (empty) label columns
     training = aggregate_corpus(labelled, targets)
-    return TaskData(level, grain, inventory.labels_of(grain), inventory, training, unlabelled,
-                    gold=labelled if training is not labelled else None, targets=targets)
+    return TaskData(
+        level,
+        grain,
+        inventory.labels_of(grain),
+        inventory,
+        training,
+        unlabelled,
+        gold=labelled if training is not labelled else None,
+        targets=targets,
+    )
 
 
 def _missing_data(path: str, data_name: str) -> UserError:
     if data_name == "faina":
-        return UserError("Faina is not there", path=path,
-                         fix="Faina is distributed on request only: e-mail the first author (see "
-                             "https://github.com/dhfbk/faina), then put train-dev.conll, test.conll (and the FadeIT "
-                             "train-dev.tsv, test.tsv) in data/faina/ or pass data.dir=/path/to/faina; "
-                             "without it, data=sample trains on the synthetic sample")
+        return UserError(
+            "Faina is not there",
+            path=path,
+            fix="Faina is distributed on request only: e-mail the first author (see "
+            "https://github.com/dhfbk/faina), then put train-dev.conll, test.conll (and the FadeIT "
+            "train-dev.tsv, test.tsv) in data/faina/ or pass data.dir=/path/to/faina; "
+            "without it, data=sample trains on the synthetic sample",
+        )
     return UserError("data file not found", path=path, fix="check data.train_path / data.test_path")

@@ -5,11 +5,12 @@ ids, known labels, one label grain) and reports the first problem with its file,
 what was read gives the same bytes back for a well-formed file; predictions written through
 ``write_conll`` fill the label cells of an unlabelled file in the official layout.
 """
+
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from common.errors import UserError
 from faina.formats.labels import LabelInventory
@@ -23,9 +24,13 @@ OUTSIDE = "O"
 def unknown_label_error(label: str, allowed: Iterable[str], inventory: LabelInventory, path, line) -> UserError:
     close = difflib.get_close_matches(label, list(allowed), n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
-    return UserError(f"unknown label {label!r}", path=path, line=line,
-                     fix=f"{hint}use a label of the inventory {inventory.name!r} ({inventory.source}) "
-                         "or set data.labels to an inventory that has it")
+    return UserError(
+        f"unknown label {label!r}",
+        path=path,
+        line=line,
+        fix=f"{hint}use a label of the inventory {inventory.name!r} ({inventory.source}) "
+        "or set data.labels to an inventory that has it",
+    )
 
 
 class _PostParser:
@@ -38,22 +43,30 @@ class _PostParser:
         self.spans: list[list[Span]] = [[] for _ in range(num_views)]
         self.repairs: list[str] = []
 
-    def add_token(self, index: int, cells: Sequence[str], line: int, allowed: set[str],
-                  inventory: LabelInventory) -> None:
+    def add_token(
+        self, index: int, cells: Sequence[str], line: int, allowed: set[str], inventory: LabelInventory
+    ) -> None:
         for view, cell in enumerate(cells):
             tagged: set[str] = set()
             if cell != OUTSIDE:
                 for tag in cell.split("|"):
                     bio, sep, label = tag.partition("-")
                     if bio not in ("B", "I") or not sep or not label:
-                        raise UserError(f"malformed tag {tag!r} in label column {view + 1}", path=self.path, line=line,
-                                        fix="write O, or B-Label / I-Label tags joined by | (no spaces)")
+                        raise UserError(
+                            f"malformed tag {tag!r} in label column {view + 1}",
+                            path=self.path,
+                            line=line,
+                            fix="write O, or B-Label / I-Label tags joined by | (no spaces)",
+                        )
                     if label not in allowed:
                         raise unknown_label_error(label, allowed, inventory, self.path, line)
                     if label in tagged:
-                        raise UserError(f"label {label!r} is tagged twice in one cell of label column {view + 1}",
-                                        path=self.path, line=line,
-                                        fix="spans of the same label in one view cannot overlap; keep one tag")
+                        raise UserError(
+                            f"label {label!r} is tagged twice in one cell of label column {view + 1}",
+                            path=self.path,
+                            line=line,
+                            fix="spans of the same label in one view cannot overlap; keep one tag",
+                        )
                     tagged.add(label)
                     self._tag(view, bio, label, index, line)
             for label in [lab for lab in self.open[view] if lab not in tagged]:
@@ -66,12 +79,17 @@ class _PostParser:
                 current[1] = index
                 return
             if not self.repair:
-                raise UserError(f"I-{label} in label column {view + 1} continues no open {label} span "
-                                "(the token before has no such tag in this view)", path=self.path, line=line,
-                                fix=f"start the span with B-{label}, or read with repair "
-                                    "(--repair / data.repair=true) to turn it into B-{label}")
-            self.repairs.append(f"{self.path}:{line}: I-{label} without an open span in label column "
-                                f"{view + 1} repaired to B-{label}")
+                raise UserError(
+                    f"I-{label} in label column {view + 1} continues no open {label} span "
+                    "(the token before has no such tag in this view)",
+                    path=self.path,
+                    line=line,
+                    fix=f"start the span with B-{label}, or read with repair "
+                    "(--repair / data.repair=true) to turn it into B-{label}",
+                )
+            self.repairs.append(
+                f"{self.path}:{line}: I-{label} without an open span in label column {view + 1} repaired to B-{label}"
+            )
         if current is not None:
             self._close(view, label)
         self.open[view][label] = [index, index]
@@ -87,8 +105,9 @@ class _PostParser:
         return tuple(tuple(sorted(view, key=span_order)) for view in self.spans)
 
 
-def read_conll(path: str | Path, inventory: LabelInventory | None = None, *, repair: bool = False,
-               grain: str | None = None) -> SpanCorpus:
+def read_conll(
+    path: str | Path, inventory: LabelInventory | None = None, *, repair: bool = False, grain: str | None = None
+) -> SpanCorpus:
     """Read and validate a span-level file.
 
     ``grain`` (``fine``/``coarse``) restricts the labels; by default either grain is accepted but a file
@@ -116,15 +135,23 @@ def read_conll(path: str | Path, inventory: LabelInventory | None = None, *, rep
             prefix = f"# {key} = "
             if i >= n or not lines[i].startswith(prefix):
                 found = repr(lines[i][:40]) if i < n else "the end of the file"
-                raise UserError(f"expected the header line '{prefix}...', found {found}", path=path, line=i + 1,
-                                fix="start every post with the four header lines # post_id, # post_date, "
-                                    "# post_topic_keywords, # post_text, and separate posts by one blank line")
-            header[key] = lines[i][len(prefix):]
+                raise UserError(
+                    f"expected the header line '{prefix}...', found {found}",
+                    path=path,
+                    line=i + 1,
+                    fix="start every post with the four header lines # post_id, # post_date, "
+                    "# post_topic_keywords, # post_text, and separate posts by one blank line",
+                )
+            header[key] = lines[i][len(prefix) :]
             i += 1
         post_id = header["post_id"]
         if post_id in seen_ids:
-            raise UserError(f"duplicate post id {post_id!r} (first at line {seen_ids[post_id]})", path=path,
-                            line=start, fix="give every post a unique # post_id")
+            raise UserError(
+                f"duplicate post id {post_id!r} (first at line {seen_ids[post_id]})",
+                path=path,
+                line=start,
+                fix="give every post a unique # post_id",
+            )
         seen_ids[post_id] = start
         tokens: list[str] = []
         parser: _PostParser | None = None
@@ -134,37 +161,64 @@ def read_conll(path: str | Path, inventory: LabelInventory | None = None, *, rep
             parts = lines[i].split("\t")
             if num_views is None:
                 if len(parts) < 3:
-                    raise UserError(f"a token line has {len(parts)} tab-separated column(s); expected the index, "
-                                    "the token and one label column per annotator", path=path, line=line_no,
-                                    fix="separate columns with tabs; leave label cells empty in unlabelled files")
+                    raise UserError(
+                        f"a token line has {len(parts)} tab-separated column(s); expected the index, "
+                        "the token and one label column per annotator",
+                        path=path,
+                        line=line_no,
+                        fix="separate columns with tabs; leave label cells empty in unlabelled files",
+                    )
                 num_views = len(parts) - 2
             if len(parts) != num_views + 2:
-                raise UserError(f"expected {num_views + 2} tab-separated columns (index, token, {num_views} label "
-                                f"columns, as on the file's first token line), found {len(parts)}",
-                                path=path, line=line_no, fix="give every token line the same number of columns")
+                raise UserError(
+                    f"expected {num_views + 2} tab-separated columns (index, token, {num_views} label "
+                    f"columns, as on the file's first token line), found {len(parts)}",
+                    path=path,
+                    line=line_no,
+                    fix="give every token line the same number of columns",
+                )
             expected = len(tokens) + 1
             if parts[0] != str(expected):
-                what = "a post header must follow a blank line" if parts[0].startswith("#") else \
-                    "token indices run 1, 2, 3 ... within each post"
-                raise UserError(f"token index {parts[0]!r} where {expected} was expected ({what})", path=path,
-                                line=line_no, fix="renumber the tokens of the post consecutively from 1")
+                what = (
+                    "a post header must follow a blank line"
+                    if parts[0].startswith("#")
+                    else "token indices run 1, 2, 3 ... within each post"
+                )
+                raise UserError(
+                    f"token index {parts[0]!r} where {expected} was expected ({what})",
+                    path=path,
+                    line=line_no,
+                    fix="renumber the tokens of the post consecutively from 1",
+                )
             cells = parts[2:]
             empty = [cell == "" for cell in cells]
             if any(empty) and not all(empty):
-                raise UserError("some label cells are empty and others are not", path=path, line=line_no,
-                                fix="fill every label cell (O when outside spans) or leave all empty (unlabelled)")
+                raise UserError(
+                    "some label cells are empty and others are not",
+                    path=path,
+                    line=line_no,
+                    fix="fill every label cell (O when outside spans) or leave all empty (unlabelled)",
+                )
             labelled = not empty[0]
             if post_labelled is None:
                 post_labelled = labelled
                 if file_labelled is None:
                     file_labelled = labelled
                 elif file_labelled != labelled:
-                    raise UserError("the file mixes labelled and unlabelled posts", path=path, line=line_no,
-                                    fix="label every post, or leave every label cell of the file empty")
+                    raise UserError(
+                        "the file mixes labelled and unlabelled posts",
+                        path=path,
+                        line=line_no,
+                        fix="label every post, or leave every label cell of the file empty",
+                    )
                 parser = _PostParser(path, num_views, repair)
             elif labelled != post_labelled:
-                raise UserError("the post mixes labelled and unlabelled tokens", path=path, line=line_no,
-                                fix="fill every label cell of the post (O when outside spans)")
+                raise UserError(
+                    "the post mixes labelled and unlabelled tokens",
+                    path=path,
+                    line=line_no,
+                    fix="fill every label cell of the post (O when outside spans)",
+                )
             if labelled:
                 parser.add_token(expected, cells, line_no, allowed, inventory)
                 for cell in cells:
@@ -177,22 +231,44 @@ def read_conll(path: str | Path, inventory: LabelInventory | None = None, *, rep
             tokens.append(parts[1])
             i += 1
         if not tokens:
-            raise UserError(f"post {post_id!r} has no token lines", path=path, line=start,
-                            fix="add its tokens (index<TAB>token<TAB>labels...) after the four header lines")
+            raise UserError(
+                f"post {post_id!r} has no token lines",
+                path=path,
+                line=start,
+                fix="add its tokens (index<TAB>token<TAB>labels...) after the four header lines",
+            )
         spans = parser.finish() if post_labelled else None
         if parser is not None:
             repairs.extend(parser.repairs)
-        posts.append(Post(post_id, header["post_date"], header["post_topic_keywords"], header["post_text"],
-                          tuple(tokens), spans, line=start))
+        posts.append(
+            Post(
+                post_id,
+                header["post_date"],
+                header["post_topic_keywords"],
+                header["post_text"],
+                tuple(tokens),
+                spans,
+                line=start,
+            )
+        )
     if not posts:
         raise UserError("no posts found", path=path, fix="a post starts with '# post_id = ...'")
     if len(grain_seen) > 1:
-        raise UserError("the file mixes fine labels and coarse categories", path=path,
-                        line=max(grain_seen.values()),
-                        fix="use one label grain per file (coarse files hold only the macro-categories)")
+        raise UserError(
+            "the file mixes fine labels and coarse categories",
+            path=path,
+            line=max(grain_seen.values()),
+            fix="use one label grain per file (coarse files hold only the macro-categories)",
+        )
     trailing_blank = lines[-1] == ""
-    return SpanCorpus(tuple(posts), num_views or 0, path=path, trailing_blank_line=trailing_blank,
-                      repairs=tuple(repairs), warnings=tuple(warnings))
+    return SpanCorpus(
+        tuple(posts),
+        num_views or 0,
+        path=path,
+        trailing_blank_line=trailing_blank,
+        repairs=tuple(repairs),
+        warnings=tuple(warnings),
+    )
 
 
 def _cells(post: Post, num_views: int) -> list[list[str]]:
@@ -217,8 +293,12 @@ def _cells(post: Post, num_views: int) -> list[list[str]]:
 def format_conll(corpus: SpanCorpus) -> str:
     blocks = []
     for post in corpus.posts:
-        lines = [f"# post_id = {post.post_id}", f"# post_date = {post.date}",
-                 f"# post_topic_keywords = {post.topic}", f"# post_text = {post.text}"]
+        lines = [
+            f"# post_id = {post.post_id}",
+            f"# post_date = {post.date}",
+            f"# post_topic_keywords = {post.topic}",
+            f"# post_text = {post.text}",
+        ]
         for index, (token, row) in enumerate(zip(post.tokens, _cells(post, corpus.num_views)), start=1):
             lines.append("\t".join([str(index), token, *row]))
         blocks.append("\n".join(lines))
@@ -235,12 +315,23 @@ def write_conll(corpus: SpanCorpus, path: str | Path) -> Path:
 def check_aligned(gold: SpanCorpus, pred: SpanCorpus) -> None:
     """Raise unless both files hold the same posts, in the same order, with the same tokens."""
     if len(gold.posts) != len(pred.posts):
-        raise UserError(f"{len(pred.posts)} posts, but the gold file {gold.path} has {len(gold.posts)}",
-                        path=pred.path, fix="predict every post of the gold file, in its order")
+        raise UserError(
+            f"{len(pred.posts)} posts, but the gold file {gold.path} has {len(gold.posts)}",
+            path=pred.path,
+            fix="predict every post of the gold file, in its order",
+        )
     for g, p in zip(gold.posts, pred.posts):
         if g.post_id != p.post_id:
-            raise UserError(f"post {p.post_id!r} where the gold file has {g.post_id!r} (line {g.line})",
-                            path=pred.path, line=p.line, fix="keep the posts in the gold file's order")
+            raise UserError(
+                f"post {p.post_id!r} where the gold file has {g.post_id!r} (line {g.line})",
+                path=pred.path,
+                line=p.line,
+                fix="keep the posts in the gold file's order",
+            )
         if len(g.tokens) != len(p.tokens):
-            raise UserError(f"post {p.post_id!r} has {len(p.tokens)} tokens, the gold file {len(g.tokens)}",
-                            path=pred.path, line=p.line, fix="keep the gold file's tokenisation")
+            raise UserError(
+                f"post {p.post_id!r} has {len(p.tokens)} tokens, the gold file {len(g.tokens)}",
+                path=pred.path,
+                line=p.line,
+                fix="keep the gold file's tokenisation",
+            )

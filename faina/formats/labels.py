@@ -3,6 +3,7 @@
 ``faina/faina_labels.yaml`` holds Faina's 20 fine labels, their short ids and the taxonomy; ``LabelInventory.load()``
 (or ``load("faina")``) reads it, any other path reads that dataset's inventory.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,7 +20,7 @@ class LabelInventory(SharedLabelInventory):
     """``common.labels.LabelInventory`` whose ``load`` defaults to Faina's inventory."""
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> "LabelInventory":
+    def load(cls, path: str | Path | None = None) -> LabelInventory:
         """Read an inventory YAML; ``None`` or ``"faina"`` gives Faina's default inventory."""
         if path is None or str(path) == "faina":
             path = DEFAULT_LABELS_FILE

@@ -12,13 +12,14 @@ Views are named as the files' label columns (``a1`` … ``aN``), so any number o
 same views and labels in the same order. Values carry 8 significant digits (float32 precision); the hard file
 was decided on the unrounded values. The reader validates all of it and names the line of the first problem.
 """
+
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -57,17 +58,22 @@ def probability_line(level: str, views: Sequence[str], labels: Sequence[str], po
     """The JSON object of one post (also what ``faina.tag`` attaches to a tagged post)."""
     values = np.asarray(post.values)
     if level == "post":
-        table = {view: {label: _number(values[v, c]) for c, label in enumerate(labels)}
-                 for v, view in enumerate(views)}
+        table = {view: {label: _number(values[v, c]) for c, label in enumerate(labels)} for v, view in enumerate(views)}
         return {"post_id": post.post_id, "probabilities": table}
-    table = {view: {label: [_number(x) for x in values[v, c]] for c, label in enumerate(labels)}
-             for v, view in enumerate(views)}
+    table = {
+        view: {label: [_number(x) for x in values[v, c]] for c, label in enumerate(labels)}
+        for v, view in enumerate(views)
+    }
     return {"post_id": post.post_id, "tokens": list(post.tokens or ()), "probabilities": table}
 
 
 def write_probabilities(probabilities: ProbabilityFile, path: str | Path) -> Path:
-    lines = [json.dumps(probability_line(probabilities.level, probabilities.views, probabilities.labels, post),
-                        ensure_ascii=False) for post in probabilities.posts]
+    lines = [
+        json.dumps(
+            probability_line(probabilities.level, probabilities.views, probabilities.labels, post), ensure_ascii=False
+        )
+        for post in probabilities.posts
+    ]
     return atomic_write_text(path, "".join(line + "\n" for line in lines))
 
 
@@ -77,8 +83,11 @@ def read_probabilities(path: str | Path) -> ProbabilityFile:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as err:
-        raise UserError(f"cannot read the probability file ({err.strerror})", path=path,
-                        fix="give the probabilities.jsonl written beside a prediction file") from None
+        raise UserError(
+            f"cannot read the probability file ({err.strerror})",
+            path=path,
+            fix="give the probabilities.jsonl written beside a prediction file",
+        ) from None
     posts, level, views, labels = [], None, None, None
     for number, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
@@ -86,16 +95,24 @@ def read_probabilities(path: str | Path) -> ProbabilityFile:
         try:
             record = json.loads(raw)
         except ValueError as err:
-            raise UserError(f"not a JSON object ({err.msg})", path=path, line=number,
-                            fix="write one JSON object per line (docs/soft-labels.md)") from None
+            raise UserError(
+                f"not a JSON object ({err.msg})",
+                path=path,
+                line=number,
+                fix="write one JSON object per line (docs/soft-labels.md)",
+            ) from None
         line_level = _level_of(record, path, number)
         line_views, line_labels, values = _table(record, line_level, path, number)
         if level is None:
             level, views, labels = line_level, line_views, line_labels
         elif (line_level, line_views, line_labels) != (level, views, labels):
-            raise UserError(f"this line's level, views or labels differ from the first line's ({level}, views "
-                            f"{', '.join(views)}; {len(labels)} labels)", path=path, line=number,
-                            fix="write every post with the same views and labels, in the same order")
+            raise UserError(
+                f"this line's level, views or labels differ from the first line's ({level}, views "
+                f"{', '.join(views)}; {len(labels)} labels)",
+                path=path,
+                line=number,
+                fix="write every post with the same views and labels, in the same order",
+            )
         tokens = tuple(record["tokens"]) if line_level == "span" else None
         posts.append(PostProbabilities(str(record["post_id"]), values, tokens))
     if level is None:
@@ -104,16 +121,28 @@ def read_probabilities(path: str | Path) -> ProbabilityFile:
 
 
 def _level_of(record, path: str, number: int) -> str:
-    if not isinstance(record, dict) or not isinstance(record.get("post_id"), str) \
-            or not isinstance(record.get("probabilities"), dict) or not record["probabilities"]:
-        raise UserError("each line needs a string \"post_id\" and a non-empty \"probabilities\" object", path=path,
-                        line=number, fix="write the layout of docs/soft-labels.md")
+    if (
+        not isinstance(record, dict)
+        or not isinstance(record.get("post_id"), str)
+        or not isinstance(record.get("probabilities"), dict)
+        or not record["probabilities"]
+    ):
+        raise UserError(
+            'each line needs a string "post_id" and a non-empty "probabilities" object',
+            path=path,
+            line=number,
+            fix="write the layout of docs/soft-labels.md",
+        )
     if "tokens" not in record:
         return "post"
     tokens = record["tokens"]
     if not isinstance(tokens, list) or not all(isinstance(token, str) for token in tokens):
-        raise UserError("\"tokens\" must be a list of strings (the post's tokens)", path=path, line=number,
-                        fix="write the post's tokens as the CoNLL file has them")
+        raise UserError(
+            '"tokens" must be a list of strings (the post\'s tokens)',
+            path=path,
+            line=number,
+            fix="write the post's tokens as the CoNLL file has them",
+        )
     return "span"
 
 
@@ -125,15 +154,27 @@ def _table(record: dict, level: str, path: str, number: int) -> tuple[tuple[str,
     for view in views:
         per_label = table[view]
         if not isinstance(per_label, dict) or not per_label:
-            raise UserError(f"view {view!r}: expected an object of labels", path=path, line=number,
-                            fix="map each view to {label: probability}")
+            raise UserError(
+                f"view {view!r}: expected an object of labels",
+                path=path,
+                line=number,
+                fix="map each view to {label: probability}",
+            )
         if labels is None:
             labels = tuple(per_label)
         elif tuple(per_label) != labels:
-            raise UserError(f"view {view!r} lists other labels than view {views[0]!r}", path=path, line=number,
-                            fix="give every view the same labels in the same order")
-        rows.append([_values(per_label[label], level, len(record.get("tokens", ())), view, label, path, number)
-                     for label in labels])
+            raise UserError(
+                f"view {view!r} lists other labels than view {views[0]!r}",
+                path=path,
+                line=number,
+                fix="give every view the same labels in the same order",
+            )
+        rows.append(
+            [
+                _values(per_label[label], level, len(record.get("tokens", ())), view, label, path, number)
+                for label in labels
+            ]
+        )
     return views, labels, np.asarray(rows, dtype=np.float64)
 
 
@@ -141,11 +182,23 @@ def _values(value, level: str, num_tokens: int, view: str, label: str, path: str
     where = f"view {view!r}, label {label!r}"
     items = value if level == "span" else [value]
     if level == "span" and (not isinstance(value, list) or len(value) != num_tokens):
-        raise UserError(f"{where}: expected a list of {num_tokens} probabilities (one per token)", path=path,
-                        line=number, fix="give one value per token, in token order")
+        raise UserError(
+            f"{where}: expected a list of {num_tokens} probabilities (one per token)",
+            path=path,
+            line=number,
+            fix="give one value per token, in token order",
+        )
     for item in items:
-        if isinstance(item, bool) or not isinstance(item, (int, float)) or not math.isfinite(item) \
-                or not 0.0 <= item <= 1.0:
-            raise UserError(f"{where}: {item!r} is not a probability between 0 and 1", path=path, line=number,
-                            fix="write probabilities as numbers in [0, 1]")
+        if (
+            isinstance(item, bool)
+            or not isinstance(item, (int, float))
+            or not math.isfinite(item)
+            or not 0.0 <= item <= 1.0
+        ):
+            raise UserError(
+                f"{where}: {item!r} is not a probability between 0 and 1",
+                path=path,
+                line=number,
+                fix="write probabilities as numbers in [0, 1]",
+            )
     return value if level == "span" else float(value)

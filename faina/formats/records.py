@@ -3,10 +3,11 @@
 Readers produce these, writers consume them, the DataModule and the metrics work on them; nothing
 downstream parses file text again. Token indices are the file's own: 1-based, inclusive.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 from common.records import Span, span_order
 
@@ -39,7 +40,7 @@ class Post:
             return ()
         return tuple(sorted({span.label for span in self.spans[view]}))
 
-    def with_spans(self, spans: Sequence[Sequence[Span]]) -> "Post":
+    def with_spans(self, spans: Sequence[Sequence[Span]]) -> Post:
         """A copy with new spans per view (e.g. predictions), sorted as the file layout orders them."""
         return replace(self, spans=tuple(tuple(sorted(view, key=span_order)) for view in spans))
 
@@ -77,7 +78,7 @@ class SpanCorpus:
     def __len__(self) -> int:
         return len(self.posts)
 
-    def replace_posts(self, posts: Sequence[Post]) -> "SpanCorpus":
+    def replace_posts(self, posts: Sequence[Post]) -> SpanCorpus:
         return replace(self, posts=tuple(posts), repairs=(), warnings=())
 
 

@@ -1,4 +1,5 @@
 """Reading a data file as text with the checks every Faina reader shares (exists, UTF-8, no NUL, not empty)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,16 +19,28 @@ def read_lines(path: str | Path) -> list[str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
-        raise UserError(f"not UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})", path=path, line=line,
-                        fix="re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`") from None
+        raise UserError(
+            f"not UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})",
+            path=path,
+            line=line,
+            fix="re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`",
+        ) from None
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
-        raise UserError("the file holds NUL bytes (UTF-16 or a binary file, not UTF-8 text)", path=path, line=line,
-                        fix="re-encode the file as UTF-8, e.g. `iconv -f utf-16 -t utf-8`")
+        raise UserError(
+            "the file holds NUL bytes (UTF-16 or a binary file, not UTF-8 text)",
+            path=path,
+            line=line,
+            fix="re-encode the file as UTF-8, e.g. `iconv -f utf-16 -t utf-8`",
+        )
     if "\r" in text:
         line = text[: text.index("\r")].count("\n") + 1
-        raise UserError("Windows (CRLF) line endings", path=path, line=line,
-                        fix="convert the file to Unix line endings, e.g. `sed -i 's/\\r$//' FILE`")
+        raise UserError(
+            "Windows (CRLF) line endings",
+            path=path,
+            line=line,
+            fix="convert the file to Unix line endings, e.g. `sed -i 's/\\r$//' FILE`",
+        )
     text = text.removeprefix("\ufeff")
     lines = text.split("\n")
     if lines and lines[-1] == "":

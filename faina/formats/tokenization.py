@@ -13,6 +13,7 @@ placeholders kept whole. The rule (a single regular expression, tried left to ri
 Every token is a slice of the text, so each token's character offsets in the original post are exact
 (``tokenize_with_offsets``), which is how predicted spans are mapped back to the text a user gave.
 """
+
 from __future__ import annotations
 
 import re

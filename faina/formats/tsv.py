@@ -4,10 +4,11 @@ A header line, then one post per line: id, date, topic, text and one labels cell
 joined by ``|`` in name order, empty when the view marked none). The number of views is the number of
 ``labels_*`` columns. Writing what was read gives the same bytes back for a well-formed file.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from common.errors import UserError
 from faina.formats.conll import unknown_label_error
@@ -22,17 +23,19 @@ def header_for(num_views: int) -> str:
     return "\t".join([*FIXED_COLUMNS, *(f"labels_a{v + 1}" for v in range(num_views))])
 
 
-def read_post_tsv(path: str | Path, inventory: LabelInventory | None = None, *,
-                  grain: str | None = None) -> PostCorpus:
+def read_post_tsv(path: str | Path, inventory: LabelInventory | None = None, *, grain: str | None = None) -> PostCorpus:
     inventory = inventory or LabelInventory.load()
     path = str(path)
     lines = read_lines(path)
     columns = lines[0].split("\t")
     num_views = len(columns) - len(FIXED_COLUMNS)
-    if tuple(columns[:4]) != FIXED_COLUMNS or num_views < 1 or \
-            any(not c.startswith("labels_") for c in columns[4:]):
-        raise UserError(f"the header line is {lines[0][:80]!r}", path=path, line=1,
-                        fix=f"start the file with the header '{header_for(2)}' (one labels_* column per annotator)")
+    if tuple(columns[:4]) != FIXED_COLUMNS or num_views < 1 or any(not c.startswith("labels_") for c in columns[4:]):
+        raise UserError(
+            f"the header line is {lines[0][:80]!r}",
+            path=path,
+            line=1,
+            fix=f"start the file with the header '{header_for(2)}' (one labels_* column per annotator)",
+        )
     allowed = set(inventory.labels_of(grain)) if grain else set(inventory.fine) | set(inventory.coarse)
     rows: list[PostRow] = []
     seen: dict[str, int] = {}
@@ -40,34 +43,53 @@ def read_post_tsv(path: str | Path, inventory: LabelInventory | None = None, *,
     for index, line in enumerate(lines[1:], start=2):
         parts = line.split("\t")
         if len(parts) != len(columns):
-            raise UserError(f"expected {len(columns)} tab-separated columns as in the header, found {len(parts)}",
-                            path=path, line=index,
-                            fix="one post per line; no tabs or newlines inside the text; empty cells stay as tabs")
+            raise UserError(
+                f"expected {len(columns)} tab-separated columns as in the header, found {len(parts)}",
+                path=path,
+                line=index,
+                fix="one post per line; no tabs or newlines inside the text; empty cells stay as tabs",
+            )
         post_id = parts[0]
         if post_id in seen:
-            raise UserError(f"duplicate post id {post_id!r} (first at line {seen[post_id]})", path=path,
-                            line=index, fix="give every post a unique post_id")
+            raise UserError(
+                f"duplicate post id {post_id!r} (first at line {seen[post_id]})",
+                path=path,
+                line=index,
+                fix="give every post a unique post_id",
+            )
         seen[post_id] = index
         labels = []
         for view, cell in enumerate(parts[4:]):
             items = tuple(cell.split("|")) if cell else ()
             for label in items:
                 if label == "":
-                    raise UserError(f"empty label in the cell {cell!r} of labels column {view + 1}", path=path,
-                                    line=index, fix="join labels with a single | and no leading/trailing |")
+                    raise UserError(
+                        f"empty label in the cell {cell!r} of labels column {view + 1}",
+                        path=path,
+                        line=index,
+                        fix="join labels with a single | and no leading/trailing |",
+                    )
                 if label not in allowed:
                     raise unknown_label_error(label, allowed, inventory, path, index)
                 grain_seen.setdefault("coarse" if label in inventory.coarse else "fine", index)
             if len(set(items)) != len(items):
-                raise UserError(f"a label repeats in the cell {cell!r}", path=path, line=index,
-                                fix="list each label of a post once per annotator")
+                raise UserError(
+                    f"a label repeats in the cell {cell!r}",
+                    path=path,
+                    line=index,
+                    fix="list each label of a post once per annotator",
+                )
             labels.append(items)
         rows.append(PostRow(post_id, parts[1], parts[2], parts[3], tuple(labels), line=index))
     if not rows:
         raise UserError("the file has a header but no posts", path=path, line=1, fix="add one line per post")
     if len(grain_seen) > 1:
-        raise UserError("the file mixes fine labels and coarse categories", path=path,
-                        line=max(grain_seen.values()), fix="use one label grain per file")
+        raise UserError(
+            "the file mixes fine labels and coarse categories",
+            path=path,
+            line=max(grain_seen.values()),
+            fix="use one label grain per file",
+        )
     return PostCorpus(tuple(rows), num_views, path=path)
 
 
@@ -86,23 +108,34 @@ def write_post_tsv(corpus: PostCorpus, path: str | Path) -> Path:
 
 def rows_with_labels(corpus: PostCorpus, labels: Sequence[Sequence[Sequence[str]]]) -> PostCorpus:
     """The same posts with new label sets per view (e.g. predictions), each cell sorted by name."""
-    rows = tuple(PostRow(r.post_id, r.date, r.topic, r.text, tuple(tuple(sorted(set(v))) for v in lab), r.line)
-                 for r, lab in zip(corpus.rows, labels, strict=True))
+    rows = tuple(
+        PostRow(r.post_id, r.date, r.topic, r.text, tuple(tuple(sorted(set(v))) for v in lab), r.line)
+        for r, lab in zip(corpus.rows, labels, strict=True)
+    )
     return PostCorpus(rows, len(labels[0]) if labels else corpus.num_views, path=corpus.path)
 
 
 def post_corpus_from_spans(corpus: SpanCorpus) -> PostCorpus:
     """The post-level view of a span-level corpus: each view's label set is the set of its span labels."""
-    rows = tuple(PostRow(p.post_id, p.date, p.topic, p.text,
-                         tuple(p.labels(v) for v in range(corpus.num_views)), p.line) for p in corpus.posts)
+    rows = tuple(
+        PostRow(p.post_id, p.date, p.topic, p.text, tuple(p.labels(v) for v in range(corpus.num_views)), p.line)
+        for p in corpus.posts
+    )
     return PostCorpus(rows, corpus.num_views, path=corpus.path)
 
 
 def check_rows_aligned(gold: PostCorpus, pred: PostCorpus) -> None:
     if len(gold.rows) != len(pred.rows):
-        raise UserError(f"{len(pred.rows)} posts, but the gold file {gold.path} has {len(gold.rows)}",
-                        path=pred.path, fix="predict every post of the gold file, in its order")
+        raise UserError(
+            f"{len(pred.rows)} posts, but the gold file {gold.path} has {len(gold.rows)}",
+            path=pred.path,
+            fix="predict every post of the gold file, in its order",
+        )
     for g, p in zip(gold.rows, pred.rows):
         if g.post_id != p.post_id:
-            raise UserError(f"post {p.post_id!r} where the gold file has {g.post_id!r} (line {g.line})",
-                            path=pred.path, line=p.line, fix="keep the posts in the gold file's order")
+            raise UserError(
+                f"post {p.post_id!r} where the gold file has {g.post_id!r} (line {g.line})",
+                path=pred.path,
+                line=p.line,
+                fix="keep the posts in the gold file's order",
+            )

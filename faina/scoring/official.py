@@ -1,4 +1,5 @@
 """Score Faina predictions exactly as the official scorers do: the library behind ``python -m faina.evaluate``."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -43,17 +44,24 @@ def _to_grain(corpus, file_grain: str, grain: str, inventory: LabelInventory, de
         return corpus
     if grain == "coarse":  # a fine file scored on a coarse task: derive its macro-categories
         return derive(corpus, inventory)
-    raise UserError(f"the {what} file holds coarse categories but the task is fine-grained", path=corpus.path,
-                    fix="score it with a coarse task (span-coarse / post-coarse), or give fine-labelled files")
+    raise UserError(
+        f"the {what} file holds coarse categories but the task is fine-grained",
+        path=corpus.path,
+        fix="score it with a coarse task (span-coarse / post-coarse), or give fine-labelled files",
+    )
 
 
-def prepare_span_corpora(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: LabelInventory,
-                         one_pred: bool) -> tuple[SpanCorpus, SpanCorpus]:
+def prepare_span_corpora(
+    grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: LabelInventory, one_pred: bool
+) -> tuple[SpanCorpus, SpanCorpus]:
     """Check the pair can be scored, then bring both to the task's label grain."""
     for corpus, what in ((gold, "gold"), (pred, "prediction")):
         if not corpus.labelled:
-            raise UserError(f"the {what} file has empty label cells (an unlabelled file)", path=corpus.path,
-                            fix="fill every label cell (O outside spans)")
+            raise UserError(
+                f"the {what} file has empty label cells (an unlabelled file)",
+                path=corpus.path,
+                fix="fill every label cell (O outside spans)",
+            )
     _check_views(gold.num_views, pred.num_views, pred.path, one_pred)
     check_aligned(gold, pred)
     gold = _to_grain(gold, _span_grain(gold, inventory), grain, inventory, coarse_corpus, "gold")
@@ -61,8 +69,9 @@ def prepare_span_corpora(grain: str, gold: SpanCorpus, pred: SpanCorpus, invento
     return gold, pred
 
 
-def prepare_post_corpora(grain: str, gold: PostCorpus, pred: PostCorpus, inventory: LabelInventory,
-                         one_pred: bool) -> tuple[PostCorpus, PostCorpus]:
+def prepare_post_corpora(
+    grain: str, gold: PostCorpus, pred: PostCorpus, inventory: LabelInventory, one_pred: bool
+) -> tuple[PostCorpus, PostCorpus]:
     _check_views(gold.num_views, pred.num_views, pred.path, one_pred)
     check_rows_aligned(gold, pred)
     gold = _to_grain(gold, _row_grain(gold, inventory), grain, inventory, coarse_rows, "gold")
@@ -72,15 +81,25 @@ def prepare_post_corpora(grain: str, gold: PostCorpus, pred: PostCorpus, invento
 
 def _check_views(gold_views: int, pred_views: int, pred_path: str, one_pred: bool) -> None:
     if not one_pred and pred_views != gold_views:
-        raise UserError(f"the prediction file has {pred_views} label column(s), the gold file {gold_views}",
-                        path=pred_path,
-                        fix="give one prediction column per annotator, or pass -O to score the first "
-                            "prediction column against every annotator")
+        raise UserError(
+            f"the prediction file has {pred_views} label column(s), the gold file {gold_views}",
+            path=pred_path,
+            fix="give one prediction column per annotator, or pass -O to score the first "
+            "prediction column against every annotator",
+        )
 
 
 # --- scoring -------------------------------------------------------------------------------------
-def score_spans(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: LabelInventory, *,
-                one_pred: bool = False, per_label: bool = False, exact: bool = False) -> dict[str, Any]:
+def score_spans(
+    grain: str,
+    gold: SpanCorpus,
+    pred: SpanCorpus,
+    inventory: LabelInventory,
+    *,
+    one_pred: bool = False,
+    per_label: bool = False,
+    exact: bool = False,
+) -> dict[str, Any]:
     """Strict (and, for fine labels, soft; with ``exact``, seqeval exact-match) span scores of two aligned
     corpora of the task's grain."""
     golds = [post.spans for post in gold.posts]
@@ -107,42 +126,61 @@ def score_spans(grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: Label
     return {"scores": result, "counts": counts}
 
 
-def score_posts(grain: str, gold: PostCorpus, pred: PostCorpus, inventory: LabelInventory, *,
-                one_pred: bool = False, per_label: bool = False) -> dict[str, Any]:
+def score_posts(
+    grain: str,
+    gold: PostCorpus,
+    pred: PostCorpus,
+    inventory: LabelInventory,
+    *,
+    one_pred: bool = False,
+    per_label: bool = False,
+) -> dict[str, Any]:
     """Post-level micro scores of two aligned corpora of the task's grain."""
     metric = PostMicroTally(num_views=gold.num_views, labels=inventory.labels_of(grain), per_label=per_label)
-    metric.update([row.labels[:1] if one_pred else row.labels for row in pred.rows],
-                  [row.labels for row in gold.rows])
+    metric.update([row.labels[:1] if one_pred else row.labels for row in pred.rows], [row.labels for row in gold.rows])
     result: dict[str, Any] = {"strict": metric.compute()}
     if per_label:
         result["per_label"] = {"strict": metric.compute_per_label()}
     return {"scores": result, "counts": metric.counts()}
 
 
-def _evaluate(task: str, gold: str | Path, pred: str | Path, one_pred: bool, per_label: bool,
-              inventory: LabelInventory | None, exact: bool = False, soft: str | Path | None = None,
-              prior_from: str | Path | None = None) -> dict[str, Any]:
+def _evaluate(
+    task: str,
+    gold: str | Path,
+    pred: str | Path,
+    one_pred: bool,
+    per_label: bool,
+    inventory: LabelInventory | None,
+    exact: bool = False,
+    soft: str | Path | None = None,
+    prior_from: str | Path | None = None,
+) -> dict[str, Any]:
     """Hard scores (``scores``, ``counts``) and, with ``soft`` (a probabilities.jsonl), ``soft_labels``."""
     level, grain = parse_task(task)
     if exact and level != "span":
-        raise UserError(f"--exact (exact span match) applies to span tasks, not {task!r}",
-                        fix="drop --exact, or score span files with -T span-fine / span-coarse")
+        raise UserError(
+            f"--exact (exact span match) applies to span tasks, not {task!r}",
+            fix="drop --exact, or score span files with -T span-fine / span-coarse",
+        )
     inventory = inventory or LabelInventory.load()
     if level == "span":
-        gold_c, pred_c = prepare_span_corpora(grain, read_conll(gold, inventory), read_conll(pred, inventory),
-                                              inventory, one_pred)
+        gold_c, pred_c = prepare_span_corpora(
+            grain, read_conll(gold, inventory), read_conll(pred, inventory), inventory, one_pred
+        )
         outcome = score_spans(grain, gold_c, pred_c, inventory, one_pred=one_pred, per_label=per_label, exact=exact)
     else:
-        gold_c, pred_c = prepare_post_corpora(grain, read_post_tsv(gold, inventory), read_post_tsv(pred, inventory),
-                                              inventory, one_pred)
+        gold_c, pred_c = prepare_post_corpora(
+            grain, read_post_tsv(gold, inventory), read_post_tsv(pred, inventory), inventory, one_pred
+        )
         outcome = score_posts(grain, gold_c, pred_c, inventory, one_pred=one_pred, per_label=per_label)
     if soft is not None:
         outcome["soft_labels"] = _soft_labels(level, grain, gold_c, pred_c, soft, prior_from, inventory)
     return outcome
 
 
-def _soft_labels(level: str, grain: str, gold, pred, soft: str | Path, prior_from: str | Path | None,
-                 inventory: LabelInventory) -> dict[str, Any]:
+def _soft_labels(
+    level: str, grain: str, gold, pred, soft: str | Path, prior_from: str | Path | None, inventory: LabelInventory
+) -> dict[str, Any]:
     """``faina.evaluate --soft``: the soft-label block of ``faina.scoring.soft_scores`` (docs/soft-labels.md)."""
     from faina.formats.probability_file import read_probabilities
     from faina.scoring.soft_scores import soft_scores
@@ -158,9 +196,15 @@ def _soft_labels(level: str, grain: str, gold, pred, soft: str | Path, prior_fro
     return soft_scores(gold, read_probabilities(soft), inventory.labels_of(grain), pred, prior_corpus)
 
 
-def evaluate_files(task: str, gold: str | Path, pred: str | Path, one_pred: bool = False,
-                   per_label: bool = False, inventory: LabelInventory | None = None,
-                   exact: bool = False) -> dict[str, Any]:
+def evaluate_files(
+    task: str,
+    gold: str | Path,
+    pred: str | Path,
+    one_pred: bool = False,
+    per_label: bool = False,
+    inventory: LabelInventory | None = None,
+    exact: bool = False,
+) -> dict[str, Any]:
     """The scores ``--json`` prints: ``{"strict": {"a1": {...}, ..., "avg": {...}}, "soft": {...}}``.
 
     Values are fractions. ``"soft"`` exists for span-fine only (the official scorers compute it only
@@ -181,11 +225,15 @@ def format_table(task: str, gold: str, pred: str, outcome: dict[str, Any], one_p
     level, _ = parse_task(task)
     unit = "spans" if level == "span" else "labels (an empty cell counts as one)"
     views = [key for key in scores["strict"] if key != "avg"]
-    lines = ["=" * 60, f"Evaluation for task {TASK_ALIASES.get(task, task)}",
-             f"- Gold answers: {gold}", f"- Predictions:  {pred}"
-             + ("  (one prediction scored against every view)" if one_pred else ""),
-             f"- Predicted {unit}: " + "; ".join(f"{v}: {n}" for v, n in zip(views, counts["predicted"])),
-             f"- Gold {unit}: " + "; ".join(f"{v}: {n}" for v, n in zip(views, counts["gold"])), "=" * 60]
+    lines = [
+        "=" * 60,
+        f"Evaluation for task {TASK_ALIASES.get(task, task)}",
+        f"- Gold answers: {gold}",
+        f"- Predictions:  {pred}" + ("  (one prediction scored against every view)" if one_pred else ""),
+        f"- Predicted {unit}: " + "; ".join(f"{v}: {n}" for v, n in zip(views, counts["predicted"])),
+        f"- Gold {unit}: " + "; ".join(f"{v}: {n}" for v, n in zip(views, counts["gold"])),
+        "=" * 60,
+    ]
     for mode in ("strict", "soft", "exact"):
         if mode not in scores:
             continue
@@ -195,11 +243,15 @@ def format_table(task: str, gold: str, pred: str, outcome: dict[str, Any], one_p
         per_label = scores.get("per_label", {}).get(mode)
         if per_label:
             for view, rows in per_label.items():
-                lines += [f"  per label, {view}:",
-                          f"  {'label':32}{'prec':>8}{'rec':>8}{'f1':>8}{'pred':>6}{'gold':>6}"]
+                lines += [
+                    f"  per label, {view}:",
+                    f"  {'label':32}{'prec':>8}{'rec':>8}{'f1':>8}{'pred':>6}{'gold':>6}",
+                ]
                 for label, row in rows.items():
                     name = "(no label)" if label == "" else label  # the empty-cell pseudo-label
-                    lines.append(f"  {name:32}{_pct(row['precision']):>8}{_pct(row['recall']):>8}"
-                                 f"{_pct(row['f1']):>8}{row['predicted']:>6}{row['gold']:>6}")
+                    lines.append(
+                        f"  {name:32}{_pct(row['precision']):>8}{_pct(row['recall']):>8}"
+                        f"{_pct(row['f1']):>8}{row['predicted']:>6}{row['gold']:>6}"
+                    )
         lines.append("-" * 60)
     return "\n".join(lines)

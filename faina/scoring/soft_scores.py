@@ -13,9 +13,10 @@ into their arrays (docs/soft-labels.md):
 - perspectivist error rate: the hard prediction file's view ``v`` against gold view ``v`` (a one-column
   prediction, ``-O``, against every gold view).
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -34,15 +35,17 @@ def span_votes(corpus: SpanCorpus, labels: Sequence[str]) -> np.ndarray:
         for v, spans in enumerate(post.spans or ()):
             for span in spans:
                 if span.label in index:
-                    block[span.first - 1:span.last, v, index[span.label]] = True
+                    block[span.first - 1 : span.last, v, index[span.label]] = True
         blocks.append(block)
     return np.concatenate(blocks) if blocks else np.zeros((0, corpus.num_views, len(labels)), dtype=bool)
 
 
 def post_votes(corpus: PostCorpus, labels: Sequence[str]) -> np.ndarray:
     """0/1 ``[posts, V, C]``: whether view ``v`` gives the post label ``c``."""
-    return np.array([[[label in row.label_set(v) for label in labels] for v in range(corpus.num_views)]
-                     for row in corpus.rows], dtype=bool).reshape(len(corpus.rows), corpus.num_views, len(labels))
+    return np.array(
+        [[[label in row.label_set(v) for label in labels] for v in range(corpus.num_views)] for row in corpus.rows],
+        dtype=bool,
+    ).reshape(len(corpus.rows), corpus.num_views, len(labels))
 
 
 def votes(corpus: SpanCorpus | PostCorpus, labels: Sequence[str]) -> np.ndarray:
@@ -56,33 +59,51 @@ def predicted_soft_labels(probabilities: ProbabilityFile) -> np.ndarray:
     return np.concatenate([post.values.mean(axis=0).T for post in probabilities.posts])  # [C, W] -> [W, C]
 
 
-def check_probabilities_match(probabilities: ProbabilityFile, gold: SpanCorpus | PostCorpus,
-                              labels: Sequence[str]) -> None:
+def check_probabilities_match(
+    probabilities: ProbabilityFile, gold: SpanCorpus | PostCorpus, labels: Sequence[str]
+) -> None:
     """The probability file must describe the gold file's posts (same order and tokens) with the task's labels."""
     level = "span" if isinstance(gold, SpanCorpus) else "post"
     path = probabilities.path
     if probabilities.level != level:
-        raise UserError(f"the probability file holds {probabilities.level}-level probabilities, the task is "
-                        f"{level}-level", path=path, fix=f"give the probabilities of a {level}-level model")
+        raise UserError(
+            f"the probability file holds {probabilities.level}-level probabilities, the task is {level}-level",
+            path=path,
+            fix=f"give the probabilities of a {level}-level model",
+        )
     wanted, found = set(labels), set(probabilities.labels)
     if wanted != found:
         missing, extra = sorted(wanted - found), sorted(found - wanted)
-        raise UserError(f"the probability file's labels are not the task's (missing: {', '.join(missing) or '-'}; "
-                        f"not in the task: {', '.join(extra) or '-'})", path=path,
-                        fix="score it with the task its model was trained for (a coarse task needs a coarse model: "
-                            "fine probabilities cannot be turned into coarse ones)")
+        raise UserError(
+            f"the probability file's labels are not the task's (missing: {', '.join(missing) or '-'}; "
+            f"not in the task: {', '.join(extra) or '-'})",
+            path=path,
+            fix="score it with the task its model was trained for (a coarse task needs a coarse model: "
+            "fine probabilities cannot be turned into coarse ones)",
+        )
     items = gold.posts if level == "span" else gold.rows
     if len(items) != len(probabilities.posts):
-        raise UserError(f"the probability file has {len(probabilities.posts)} posts, the gold file {len(items)}",
-                        path=path, fix="give the probabilities written with the prediction of the same file")
+        raise UserError(
+            f"the probability file has {len(probabilities.posts)} posts, the gold file {len(items)}",
+            path=path,
+            fix="give the probabilities written with the prediction of the same file",
+        )
     for number, (item, post) in enumerate(zip(items, probabilities.posts), 1):
         if item.post_id != post.post_id:
-            raise UserError(f"post {number} is {post.post_id!r}, the gold file's is {item.post_id!r}", path=path,
-                            line=number, fix="keep the posts in the order of the gold file")
+            raise UserError(
+                f"post {number} is {post.post_id!r}, the gold file's is {item.post_id!r}",
+                path=path,
+                line=number,
+                fix="keep the posts in the order of the gold file",
+            )
         if level == "span" and tuple(post.tokens or ()) != tuple(item.tokens):
-            raise UserError(f"post {post.post_id!r} has other tokens than in the gold file ({len(post.tokens or ())}"
-                            f" vs {len(item.tokens)})", path=path, line=number,
-                            fix="give the probabilities written with the prediction of the same file")
+            raise UserError(
+                f"post {post.post_id!r} has other tokens than in the gold file ({len(post.tokens or ())}"
+                f" vs {len(item.tokens)})",
+                path=path,
+                line=number,
+                fix="give the probabilities written with the prediction of the same file",
+            )
 
 
 def _reordered(probabilities: ProbabilityFile, labels: Sequence[str]) -> ProbabilityFile:
@@ -91,9 +112,13 @@ def _reordered(probabilities: ProbabilityFile, labels: Sequence[str]) -> Probabi
     return ProbabilityFile(probabilities.level, probabilities.views, tuple(labels), posts, probabilities.path)
 
 
-def soft_scores(gold: SpanCorpus | PostCorpus, probabilities: ProbabilityFile, labels: Sequence[str],
-                predicted: SpanCorpus | PostCorpus | None = None,
-                prior_corpus: SpanCorpus | PostCorpus | None = None) -> dict:
+def soft_scores(
+    gold: SpanCorpus | PostCorpus,
+    probabilities: ProbabilityFile,
+    labels: Sequence[str],
+    predicted: SpanCorpus | PostCorpus | None = None,
+    prior_corpus: SpanCorpus | PostCorpus | None = None,
+) -> dict:
     """The ``soft_labels`` block: model, prior and oracle measures (averaged and per label), and, with the hard
     ``predicted`` corpus, the perspectivist error rate per view."""
     labels = list(labels)
@@ -101,9 +126,14 @@ def soft_scores(gold: SpanCorpus | PostCorpus, probabilities: ProbabilityFile, l
     probabilities = _reordered(probabilities, labels)
     gold_soft = soft_labels(votes(gold, labels))
     reference = prior(soft_labels(votes(prior_corpus if prior_corpus is not None else gold, labels)))
-    result = {"level": probabilities.level, "items": int(gold_soft.shape[0]), "gold_views": gold.num_views,
-              "prediction_views": list(probabilities.views),
-              "prior_from": "train" if prior_corpus is not None else "gold", "ece_bins": ECE_BINS}
+    result = {
+        "level": probabilities.level,
+        "items": int(gold_soft.shape[0]),
+        "gold_views": gold.num_views,
+        "prediction_views": list(probabilities.views),
+        "prior_from": "train" if prior_corpus is not None else "gold",
+        "ece_bins": ECE_BINS,
+    }
     result.update(soft_label_report(predicted_soft_labels(probabilities), gold_soft, reference, labels))
     if predicted is not None:
         result["perspectivist"] = perspectivist(gold, predicted, labels)
@@ -125,22 +155,30 @@ def format_soft_table(result: dict) -> str:
     """The block ``faina.evaluate --soft`` prints under the hard scores."""
     unit = "tokens" if result["level"] == "span" else "posts"
     prior_note = "train" if result["prior_from"] == "train" else "the gold file itself (no --prior-from)"
-    heading = (f"[soft labels] {result['items']} {unit}, gold = share of {result['gold_views']} view(s); "
-               f"prediction = mean of {', '.join(result['prediction_views'])}; prior from {prior_note}; ECE over "
-               f"{result['ece_bins']} equal-width bins")
+    heading = (
+        f"[soft labels] {result['items']} {unit}, gold = share of {result['gold_views']} view(s); "
+        f"prediction = mean of {', '.join(result['prediction_views'])}; prior from {prior_note}; ECE over "
+        f"{result['ece_bins']} equal-width bins"
+    )
     lines = [heading, f"{'':18}{'model':>10}{'prior':>10}{'oracle':>10}"]
     names = {"cross_entropy": "cross-entropy", "manhattan": "manhattan", "ece": "ece"}
     for measure in MEASURES:
-        lines.append(f"{names[measure]:18}" + "".join(_cell(result[who][measure]) for who in ("model", "prior", "oracle")))
-    lines += ["  per label (model / prior / oracle):",
-              f"  {'label':32}{'cross-entropy':>24}{'manhattan':>22}{'ece':>22}"]
+        lines.append(
+            f"{names[measure]:18}" + "".join(_cell(result[who][measure]) for who in ("model", "prior", "oracle"))
+        )
+    lines += [
+        "  per label (model / prior / oracle):",
+        f"  {'label':32}{'cross-entropy':>24}{'manhattan':>22}{'ece':>22}",
+    ]
     for label, row in result["per_label"].items():
         cells = ["/".join(_short(row[who][measure]) for who in ("model", "prior", "oracle")) for measure in MEASURES]
         lines.append(f"  {label:32}{cells[0]:>24}{cells[1]:>22}{cells[2]:>22}")
     if "perspectivist" in result:
         rates = result["perspectivist"]["error_rate"]
-        lines.append("[perspectivist] error rate (each view against its annotator): "
-                     + "; ".join(f"{view}: {value:.4f}" for view, value in rates.items()))
+        lines.append(
+            "[perspectivist] error rate (each view against its annotator): "
+            + "; ".join(f"{view}: {value:.4f}" for view, value in rates.items())
+        )
     lines.append("-" * 60)
     return "\n".join(lines)
 

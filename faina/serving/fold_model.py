@@ -7,6 +7,7 @@ Training builds the model from ``conf/`` with Hydra (``build_model``); reading a
 file is checked (``faina.serving.saved_files``) and its names are mapped through ``models.registry``.
 Lightning checkpoints are read with ``weights_only=True``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,18 +29,23 @@ def load_tokenizer(name_or_path: str, trust_remote_code: bool = False):
     return load_encoder_tokenizer(name_or_path, trust_remote_code)
 
 
-def build_model(model_cfg: DictConfig, encoder_cfg: DictConfig, level: str, labels, num_views: int,
-                inventory: LabelInventory):
+def build_model(
+    model_cfg: DictConfig, encoder_cfg: DictConfig, level: str, labels, num_views: int, inventory: LabelInventory
+):
     """Instantiate the LightningModule of ``model_cfg`` over a fresh encoder, with the level's dev metric."""
     from faina.data.levels import LEVELS
     from models.encoder import ChunkedEncoder
 
-    encoder = ChunkedEncoder(name_or_path=encoder_cfg.name_or_path, max_length=encoder_cfg.max_length,
-                             dropout=model_cfg.get("dropout", 0.2),
-                             trust_remote_code=encoder_cfg.get("trust_remote_code", False))
+    encoder = ChunkedEncoder(
+        name_or_path=encoder_cfg.name_or_path,
+        max_length=encoder_cfg.max_length,
+        dropout=model_cfg.get("dropout", 0.2),
+        trust_remote_code=encoder_cfg.get("trust_remote_code", False),
+    )
     metric = LEVELS[level].metric(inventory, num_views)
-    model = hydra.utils.instantiate(model_cfg.module, encoder=encoder, num_views=num_views, labels=list(labels),
-                                    val_metric=metric)
+    model = hydra.utils.instantiate(
+        model_cfg.module, encoder=encoder, num_views=num_views, labels=list(labels), val_metric=metric
+    )
     # from_pretrained leaves the encoder in eval mode; Lightning keeps modules' modes, so dropout would be off
     return model.train()
 
@@ -51,8 +57,16 @@ def export_model(model, cfg: DictConfig, level: str, grain: str, labels, num_vie
 
     # the Hydra config of the run, saved as names (a name this code cannot read back is refused here, not later)
     named = check_model_block(OmegaConf.to_container(cfg.model, resolve=True), "the model config (conf/model)")
-    meta = fold_model_json(cfg.task.name, level, grain, labels, num_views, str(cfg.data.labels), named,
-                           OmegaConf.to_container(cfg.encoder, resolve=True))
+    meta = fold_model_json(
+        cfg.task.name,
+        level,
+        grain,
+        labels,
+        num_views,
+        str(cfg.data.labels),
+        named,
+        OmegaConf.to_container(cfg.encoder, resolve=True),
+    )
     return atomic_write_json(fold_dir / "model.json", meta)
 
 
@@ -63,9 +77,12 @@ def check_fold_folder(model_dir: str | Path, trust_remote_code: bool = False):
     meta_path, weights = model_dir / "model.json", model_dir / "model.safetensors"
     for path in (meta_path, weights):
         if not path.is_file():
-            raise UserError("not an exported model folder (missing file)", path=path,
-                            fix="point to a fold folder of a finished run, e.g. results/<name>/fold0, or to a "
-                                "folder written by python -m faina.export")
+            raise UserError(
+                "not an exported model folder (missing file)",
+                path=path,
+                fix="point to a fold folder of a finished run, e.g. results/<name>/fold0, or to a "
+                "folder written by python -m faina.export",
+            )
     from models.weights_file import tensor_shapes
 
     top, named, encoder_block = read_fold_model_file(meta_path, trust_remote_code)
@@ -94,13 +111,26 @@ def load_exported(model_dir: str | Path, trust_remote_code: bool = False):
         return load_model_folder(model_dir)  # checks that config.json is a Faina model's, with one message
     top, named, encoder_block, inventory = check_fold_folder(model_dir, trust_remote_code)
     meta_path = model_dir / "model.json"
-    encoder = ChunkedEncoder(name_or_path=encoder_block.name_or_path, max_length=encoder_block.max_length,
-                             dropout=named.dropout, trust_remote_code=encoder_block.trust_remote_code,
-                             name=encoder_block.name)
-    model = build_named_model(named, encoder, top.num_views, top.labels,
-                              LEVELS[top.level].metric(inventory, top.num_views), path=meta_path)
+    encoder = ChunkedEncoder(
+        name_or_path=encoder_block.name_or_path,
+        max_length=encoder_block.max_length,
+        dropout=named.dropout,
+        trust_remote_code=encoder_block.trust_remote_code,
+        name=encoder_block.name,
+    )
+    model = build_named_model(
+        named, encoder, top.num_views, top.labels, LEVELS[top.level].metric(inventory, top.num_views), path=meta_path
+    )
     load_weights(model_dir / "model.safetensors", model, FOLD_FIX)
     model.eval()
-    meta = fold_model_json(top.task, top.level, top.grain, top.labels, top.num_views, top.labels_inventory, named,
-                           encoder_block.model_dump())
+    meta = fold_model_json(
+        top.task,
+        top.level,
+        top.grain,
+        top.labels,
+        top.num_views,
+        top.labels_inventory,
+        named,
+        encoder_block.model_dump(),
+    )
     return model, meta

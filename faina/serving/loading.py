@@ -11,6 +11,7 @@ A results folder whose folds are not all finished (a fold without ``metrics.json
 model, or folds the run never reached, e.g. ``cv.folds=[0]``) is refused with one message naming them:
 an ensemble of whatever happened to finish would be a different model each time it is loaded.
 """
+
 from __future__ import annotations
 
 import re
@@ -53,8 +54,11 @@ def expected_folds(results_dir: Path) -> int | None:
         return None
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_FOLDS:
         shown = repr(count) if len(repr(count)) <= 40 else type(count).__name__
-        raise UserError(f"the field cv.num_folds must be a whole number of folds from 1 to {MAX_FOLDS} (got {shown})",
-                        path=saved, fix=fix)
+        raise UserError(
+            f"the field cv.num_folds must be a whole number of folds from 1 to {MAX_FOLDS} (got {shown})",
+            path=saved,
+            fix=fix,
+        )
     return count
 
 
@@ -64,16 +68,25 @@ def fold_dirs(results_dir: Path) -> list[Path]:
     expected = expected_folds(results_dir)
     wanted = range(expected) if expected is not None else sorted(found)
     if not found and expected is None:
-        raise UserError("neither an exported model folder (model.json + model.safetensors) nor an experiment's "
-                        "results folder (fold0, fold1, ...)", path=results_dir,
-                        fix="point to results/<name> of a finished run, or to one of its fold folders")
-    unfinished = [f"fold{k}" for k in wanted
-                  if k not in found or not (found[k] / "metrics.json").is_file() or not is_model_dir(found[k])]
+        raise UserError(
+            "neither an exported model folder (model.json + model.safetensors) nor an experiment's "
+            "results folder (fold0, fold1, ...)",
+            path=results_dir,
+            fix="point to results/<name> of a finished run, or to one of its fold folders",
+        )
+    unfinished = [
+        f"fold{k}"
+        for k in wanted
+        if k not in found or not (found[k] / "metrics.json").is_file() or not is_model_dir(found[k])
+    ]
     if unfinished:
-        raise UserError(f"the experiment has unfinished folds: {', '.join(unfinished)} (of {len(wanted)}; a fold is "
-                        "finished when it has metrics.json and its exported model)", path=results_dir,
-                        fix="rerun the same training command to finish them (finished folds are skipped), or "
-                            f"predict with one finished fold, e.g. {results_dir / 'fold0'}")
+        raise UserError(
+            f"the experiment has unfinished folds: {', '.join(unfinished)} (of {len(wanted)}; a fold is "
+            "finished when it has metrics.json and its exported model)",
+            path=results_dir,
+            fix="rerun the same training command to finish them (finished folds are skipped), or "
+            f"predict with one finished fold, e.g. {results_dir / 'fold0'}",
+        )
     return [found[k] for k in wanted]
 
 
@@ -86,8 +99,9 @@ def load_predictor(path: str | Path, trust_remote_code: bool = False):
     """
     path = Path(path)
     if not path.is_dir():
-        raise UserError("no such folder", path=path,
-                        fix="point to results/<name> of a finished run, or to one of its fold folders")
+        raise UserError(
+            "no such folder", path=path, fix="point to results/<name> of a finished run, or to one of its fold folders"
+        )
     if is_model_dir(path):
         return load_exported(path, trust_remote_code)
     folders = fold_dirs(path)
@@ -96,8 +110,12 @@ def load_predictor(path: str | Path, trust_remote_code: bool = False):
     for folder, (_, other) in zip(folders[1:], loaded[1:]):
         differs = [key for key in SHARED_META if other.get(key) != meta.get(key)]
         if differs:
-            raise UserError(f"{folder.name} differs from {folders[0].name} in {', '.join(differs)}; its model cannot "
-                            "join their ensemble", path=path, fix="ensemble folds of one experiment only")
+            raise UserError(
+                f"{folder.name} differs from {folders[0].name} in {', '.join(differs)}; its model cannot "
+                "join their ensemble",
+                path=path,
+                fix="ensemble folds of one experiment only",
+            )
     from models.ensemble import ensemble
 
     if len(loaded) == 1:

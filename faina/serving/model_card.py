@@ -5,6 +5,7 @@ experiment (data, encoder, recipe), each fold's ``metrics.json`` (posts per spli
 exported fold's ``model.json``. A reader learns what the model does, what it was trained on and how well
 each fold did, and what it must not be used for.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,10 @@ from common.spread import mean_std
 from faina.formats.labels import LabelInventory
 
 PIPELINES = {"span": "token-classification", "post": "text-classification"}
-WHAT = {"span": "marks fallacious spans (BIO tags per label and annotator view)",
-        "post": "gives each post the set of fallacy labels found in it, per annotator view"}
+WHAT = {
+    "span": "marks fallacious spans (BIO tags per label and annotator view)",
+    "post": "gives each post the set of fallacy labels found in it, per annotator view",
+}
 
 
 def _read_json(path: Path) -> dict | None:
@@ -38,8 +41,13 @@ def run_record(fold_dir: Path) -> dict:
         metrics = _read_json(path)
         if metrics is not None:
             folds.append(metrics)
-    return {"config": config, "folds": folds, "fold": _read_json(fold_dir / "metrics.json") or {},
-            "fold_name": fold_dir.name, "experiment": exp_dir.name}
+    return {
+        "config": config,
+        "folds": folds,
+        "fold": _read_json(fold_dir / "metrics.json") or {},
+        "fold_name": fold_dir.name,
+        "experiment": exp_dir.name,
+    }
 
 
 def _percent(value) -> str:
@@ -50,9 +58,13 @@ def scores_table(folds: list[dict], exported: int | None) -> list[str]:
     """One row per fold (F1 per scoring and view, held-out posts), then mean ± std over folds."""
     scored = [f for f in folds if "test" in f]
     if not scored:
-        return ["No held-out scores: the run predicted an unlabelled file (cv=official); its dev F1 per fold:", "",
-                "| fold | dev F1 (%) |", "|---|---|",
-                *[f"| {f.get('fold')} | {_percent(f.get('best_dev_f1'))} |" for f in folds]]
+        return [
+            "No held-out scores: the run predicted an unlabelled file (cv=official); its dev F1 per fold:",
+            "",
+            "| fold | dev F1 (%) |",
+            "|---|---|",
+            *[f"| {f.get('fold')} | {_percent(f.get('best_dev_f1'))} |" for f in folds],
+        ]
     columns = [(mode, view) for mode, views in scored[0]["test"].items() for view in views]
     header = "| fold | test posts | " + " | ".join(f"{mode} F1 {view}" for mode, view in columns) + " |"
     lines = [header, "|" + "---|" * (len(columns) + 2)]
@@ -80,64 +92,103 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
     level, task = meta["level"], meta["task"]
     posts = sum(fold.get(k, 0) or 0 for k in ("train_posts", "dev_posts", "test_posts"))
     exported = fold.get("fold")
-    header = {"language": ["it"], "library_name": "fallacy-framework", "pipeline_tag": PIPELINES[level],
-              "tags": ["fallacy-detection", "faina", task, config["architecture"].lower()]}
+    header = {
+        "language": ["it"],
+        "library_name": "fallacy-framework",
+        "pipeline_tag": PIPELINES[level],
+        "tags": ["fallacy-detection", "faina", task, config["architecture"].lower()],
+    }
     name = repo_id or f"{task}-{encoder.get('name', 'encoder')}-{data.get('name', 'data')}"
     synthetic = data.get("name") == "sample"
-    lines = ["---", yaml.safe_dump(header, sort_keys=False).strip(), "---", "",
-             f"# {name}", "",
-             f"A {config['architecture']} fallacy model for the Faina task **{task}**: it {WHAT[level]}. "
-             f"Trained with the fallacy-framework (experiment `{run.get('experiment')}`, {run.get('fold_name')}).", "",
-             "## Task", "",
-             f"- level: {level}, label grain: {meta['grain']}, {len(meta['labels'])} labels, "
-             f"{meta['num_views']} annotator views ({', '.join(config['views'])}), each predicted separately "
-             "(human label variation is kept, not averaged away)",
-             "- decision rules: " + (json.dumps(config["thresholds"]) if config.get("thresholds") else
-                                      "Viterbi decoding of each decoder's CRF (valid BIO transitions only)"), "",
-             "## Training data", "",
-             f"- dataset: `{data.get('name', 'unknown')}` (file `{Path(str(data.get('train_path', '?'))).name}`)"
-             + (" — the synthetic sample shipped with the framework, NOT Faina: scores say nothing about real "
-                "fallacy detection" if synthetic else ""),
-             f"- this model: {fold.get('train_posts', '?')} training posts, {fold.get('dev_posts', '?')} dev posts "
-             f"(checkpoint selection), {fold.get('test_posts', 0) or 'no'} held-out test posts"
-             + (f"; {posts} labelled posts in all" if posts else ""), "",
-             "## Recipe", "",
-             f"- encoder: `{encoder.get('name', '?')}` (`{encoder.get('name_or_path', '?')}`), max length "
-             f"{encoder.get('max_length', '?')} subwords per window (longer posts are encoded in windows)",
-             f"- model: {config['architecture']}, dropout {model.get('dropout', '?')}, "
-             + ", ".join(f"{k}={v}" for k, v in sorted(config.get("module", {}).items())),
-             f"- optimiser: {str(optimizer.get('_target_', '?')).rsplit('.', 1)[-1]} lr {optimizer.get('lr', '?')}, "
-             f"betas {optimizer.get('betas', '?')}, weight decay {optimizer.get('weight_decay', '?')}; schedule "
-             f"{str(scheduler.get('_target_', 'none')).rsplit('.', 1)[-1]}",
-             f"- epochs: {trainer.get('max_epochs', '?')}, batch size {cfg.get('loader', {}).get('batch_size', '?')}, "
-             f"seed {cfg.get('seed', '?')}, precision {trainer.get('precision', '?')}",
-             f"- cross-validation: {cv.get('name', '?')}"
-             + (f", {cv.get('num_folds')} folds" if cv.get("num_folds") else "")
-             + (f", dev fraction {cv.get('dev_fraction')}" if cv.get("dev_fraction") is not None else "")
-             + (f"; best dev F1 of this fold {_percent(fold.get('best_dev_f1'))}%" if fold.get("best_dev_f1") is not None
-                else ""), "",
-             "## Results (held-out posts of each fold, %)", "",
-             *scores_table(run.get("folds", []), exported), "",
-             "Strict: exact span/label match; soft: partial overlap credit (Faina's official scorer). "
-             "`avg` is the mean over the annotator views.", "",
-             "## Labels", "",
-             ", ".join(f"{label} (`{inventory.short_ids.get(label, label)}`)" for label in meta["labels"]), "",
-             "## How to use", "",
-             "```python", "from faina import FallacyTagger", "",
-             f"tagger = FallacyTagger.load(\"{repo_id or 'path/to/this/folder'}\")",
-             "for post in tagger([\"Studio americano: la mutazione è pericolosa\"]):",
-             "    print(post.to_dict())", "```", "",
-             f"or `python -m faina.tag {repo_id or 'path/to/this/folder'} --text \"...\" --json`. Raw text is tokenised "
-             "with Faina's rule (words and punctuation, placeholders kept whole; `faina/formats/tokenization.py`).", "",
-             "## Intended use and limits", "",
-             "- For research on fallacy detection and annotator disagreement in Italian social-media posts on "
-             "migration, climate change and public health (2019-2022), the domain of Faina.",
-             "- Not for moderating, ranking or judging people or their posts: fallacy labels are subjective (the two "
-             "views disagree often), and a model trained on a few hundred posts makes many errors; read the scores "
-             "above before trusting any prediction.",
-             "- Outside that domain, language and period, expect lower quality. Text is expected anonymised like "
-             "Faina ([USER], [URL], [EMAIL], [PHONE]).",
-             ]
+    lines = [
+        "---",
+        yaml.safe_dump(header, sort_keys=False).strip(),
+        "---",
+        "",
+        f"# {name}",
+        "",
+        f"A {config['architecture']} fallacy model for the Faina task **{task}**: it {WHAT[level]}. "
+        f"Trained with the fallacy-framework (experiment `{run.get('experiment')}`, {run.get('fold_name')}).",
+        "",
+        "## Task",
+        "",
+        f"- level: {level}, label grain: {meta['grain']}, {len(meta['labels'])} labels, "
+        f"{meta['num_views']} annotator views ({', '.join(config['views'])}), each predicted separately "
+        "(human label variation is kept, not averaged away)",
+        "- decision rules: "
+        + (
+            json.dumps(config["thresholds"])
+            if config.get("thresholds")
+            else "Viterbi decoding of each decoder's CRF (valid BIO transitions only)"
+        ),
+        "",
+        "## Training data",
+        "",
+        f"- dataset: `{data.get('name', 'unknown')}` (file `{Path(str(data.get('train_path', '?'))).name}`)"
+        + (
+            " — the synthetic sample shipped with the framework, NOT Faina: scores say nothing about real "
+            "fallacy detection"
+            if synthetic
+            else ""
+        ),
+        f"- this model: {fold.get('train_posts', '?')} training posts, {fold.get('dev_posts', '?')} dev posts "
+        f"(checkpoint selection), {fold.get('test_posts', 0) or 'no'} held-out test posts"
+        + (f"; {posts} labelled posts in all" if posts else ""),
+        "",
+        "## Recipe",
+        "",
+        f"- encoder: `{encoder.get('name', '?')}` (`{encoder.get('name_or_path', '?')}`), max length "
+        f"{encoder.get('max_length', '?')} subwords per window (longer posts are encoded in windows)",
+        f"- model: {config['architecture']}, dropout {model.get('dropout', '?')}, "
+        + ", ".join(f"{k}={v}" for k, v in sorted(config.get("module", {}).items())),
+        f"- optimiser: {str(optimizer.get('_target_', '?')).rsplit('.', 1)[-1]} lr {optimizer.get('lr', '?')}, "
+        f"betas {optimizer.get('betas', '?')}, weight decay {optimizer.get('weight_decay', '?')}; schedule "
+        f"{str(scheduler.get('_target_', 'none')).rsplit('.', 1)[-1]}",
+        f"- epochs: {trainer.get('max_epochs', '?')}, batch size {cfg.get('loader', {}).get('batch_size', '?')}, "
+        f"seed {cfg.get('seed', '?')}, precision {trainer.get('precision', '?')}",
+        f"- cross-validation: {cv.get('name', '?')}"
+        + (f", {cv.get('num_folds')} folds" if cv.get("num_folds") else "")
+        + (f", dev fraction {cv.get('dev_fraction')}" if cv.get("dev_fraction") is not None else "")
+        + (
+            f"; best dev F1 of this fold {_percent(fold.get('best_dev_f1'))}%"
+            if fold.get("best_dev_f1") is not None
+            else ""
+        ),
+        "",
+        "## Results (held-out posts of each fold, %)",
+        "",
+        *scores_table(run.get("folds", []), exported),
+        "",
+        "Strict: exact span/label match; soft: partial overlap credit (Faina's official scorer). "
+        "`avg` is the mean over the annotator views.",
+        "",
+        "## Labels",
+        "",
+        ", ".join(f"{label} (`{inventory.short_ids.get(label, label)}`)" for label in meta["labels"]),
+        "",
+        "## How to use",
+        "",
+        "```python",
+        "from faina import FallacyTagger",
+        "",
+        f'tagger = FallacyTagger.load("{repo_id or "path/to/this/folder"}")',
+        'for post in tagger(["Studio americano: la mutazione è pericolosa"]):',
+        "    print(post.to_dict())",
+        "```",
+        "",
+        f'or `python -m faina.tag {repo_id or "path/to/this/folder"} --text "..." --json`. Raw text is tokenised '
+        "with Faina's rule (words and punctuation, placeholders kept whole; `faina/formats/tokenization.py`).",
+        "",
+        "## Intended use and limits",
+        "",
+        "- For research on fallacy detection and annotator disagreement in Italian social-media posts on "
+        "migration, climate change and public health (2019-2022), the domain of Faina.",
+        "- Not for moderating, ranking or judging people or their posts: fallacy labels are subjective (the two "
+        "views disagree often), and a model trained on a few hundred posts makes many errors; read the scores "
+        "above before trusting any prediction.",
+        "- Outside that domain, language and period, expect lower quality. Text is expected anonymised like "
+        "Faina ([USER], [URL], [EMAIL], [PHONE]).",
+    ]
     if synthetic:
         lines.append("- This model was trained on the synthetic sample: it demonstrates the pipeline only.")
     return "\n".join(lines) + "\n"

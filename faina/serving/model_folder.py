@@ -13,6 +13,7 @@ The architecture is looked up in ``models.registry.ARCHITECTURES`` (a fixed list
 imported from a name in the file, and every field of config.json is checked first (``faina.serving.saved_files``):
 a model folder from someone else cannot make the loader run code, and a wrong one ends in one message.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,9 +55,12 @@ def view_names(num_views: int) -> list[str]:
 
 def inventory_spec(inventory: LabelInventory) -> dict:
     """The inventory as the mapping ``LabelInventory.from_dict`` reads (the layout of faina_labels.yaml)."""
-    return {"name": inventory.name, "fine": dict(inventory.short_ids),
-            "parents": {label: list(parents) for label, parents in inventory.parents.items() if parents},
-            "coarse": list(inventory.coarse)}
+    return {
+        "name": inventory.name,
+        "fine": dict(inventory.short_ids),
+        "parents": {label: list(parents) for label, parents in inventory.parents.items() if parents},
+        "coarse": list(inventory.coarse),
+    }
 
 
 def decision_rules(model) -> dict:
@@ -83,8 +87,11 @@ def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None 
     if architecture not in ARCHITECTURES:
         raise UserError(f"cannot export a {architecture} model", fix=f"export one of {sorted(ARCHITECTURES)}")
     if out.exists() and any(out.iterdir()) and not is_model_folder(out):
-        raise UserError("the output folder exists and is not a model folder", path=out,
-                        fix="choose a new or empty folder (an earlier export there is overwritten)")
+        raise UserError(
+            "the output folder exists and is not a model folder",
+            path=out,
+            fix="choose a new or empty folder (an earlier export there is overwritten)",
+        )
     out.mkdir(parents=True, exist_ok=True)
     encoder = model.encoder
     encoder_dir = out / ENCODER_DIR
@@ -96,14 +103,25 @@ def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None 
     atomic_write_text(out / LABELS_FILE, yaml.safe_dump(inventory_spec(inventory), sort_keys=False, allow_unicode=True))
     module = {k: v for k, v in meta["model"].get("module", {}).items() if k not in TRAINING_ONLY}
     config = {
-        "format": FORMAT, "format_version": FORMAT_VERSION, "architecture": architecture,
-        "task": meta["task"], "level": meta["level"], "grain": meta["grain"],
-        "labels": list(meta["labels"]), "views": view_names(meta["num_views"]), "num_views": meta["num_views"],
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "architecture": architecture,
+        "task": meta["task"],
+        "level": meta["level"],
+        "grain": meta["grain"],
+        "labels": list(meta["labels"]),
+        "views": view_names(meta["num_views"]),
+        "num_views": meta["num_views"],
         "thresholds": decision_rules(model),
-        "module": module, "dropout": meta["model"].get("dropout", 0.2),
-        "encoder": {"name": meta["encoder"].get("name"), "source": str(meta["encoder"].get("name_or_path")),
-                    "max_length": encoder.max_length, "model_type": encoder.model.config.model_type,
-                    "path": ENCODER_DIR},
+        "module": module,
+        "dropout": meta["model"].get("dropout", 0.2),
+        "encoder": {
+            "name": meta["encoder"].get("name"),
+            "source": str(meta["encoder"].get("name_or_path")),
+            "max_length": encoder.max_length,
+            "model_type": encoder.model.config.model_type,
+            "path": ENCODER_DIR,
+        },
     }
     atomic_write_json(out / CONFIG_FILE, config)
     if card is not None:
@@ -146,17 +164,31 @@ def load_model_folder(folder: str | Path, device: str | torch.device = "cpu"):
     folder = Path(folder)
     config, named, _ = check_model_folder(folder)
     encoder_path = folder / config.encoder.path
-    encoder = ChunkedEncoder(name_or_path=str(encoder_path), max_length=config.encoder.max_length,
-                             dropout=config.dropout, name=config.encoder.name, pretrained_weights=False)
+    encoder = ChunkedEncoder(
+        name_or_path=str(encoder_path),
+        max_length=config.encoder.max_length,
+        dropout=config.dropout,
+        name=config.encoder.name,
+        pretrained_weights=False,
+    )
     model = build_model(named, encoder, config.num_views, config.labels, path=folder / CONFIG_FILE)
     load_weights(folder / WEIGHTS_FILE, model, FOLDER_FIX, device)
     model.to(device).eval()
-    meta = {"task": config.task, "level": config.level, "grain": config.grain,
-            "labels": list(config.labels), "num_views": config.num_views,
-            "labels_inventory": str(folder / LABELS_FILE),
-            "model": {"architecture": config.architecture, "module": named.module.model_dump(),
-                      "dropout": config.dropout},
-            "encoder": {"name": config.encoder.name, "name_or_path": str(encoder_path),
-                        "max_length": config.encoder.max_length, "trust_remote_code": False},
-            "thresholds": config.thresholds, "folder": str(folder)}
+    meta = {
+        "task": config.task,
+        "level": config.level,
+        "grain": config.grain,
+        "labels": list(config.labels),
+        "num_views": config.num_views,
+        "labels_inventory": str(folder / LABELS_FILE),
+        "model": {"architecture": config.architecture, "module": named.module.model_dump(), "dropout": config.dropout},
+        "encoder": {
+            "name": config.encoder.name,
+            "name_or_path": str(encoder_path),
+            "max_length": config.encoder.max_length,
+            "trust_remote_code": False,
+        },
+        "thresholds": config.thresholds,
+        "folder": str(folder),
+    }
     return model, meta

@@ -3,6 +3,7 @@
 The one prediction loop: a Lightning ``predict`` pass over the encoded posts, decoded back into records and, when
 asked, into the model's probabilities (``faina.serving.probabilities``).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,15 +23,24 @@ from faina.serving.loading import load_predictor
 from faina.serving.probabilities import probabilities_from_outputs
 
 
-def predict_file(model_dir: str, input_path: str, output_path: str, batch_size: int = 32,
-                 trust_remote_code: bool = False, probabilities_path: str | None = None) -> str:
+def predict_file(
+    model_dir: str,
+    input_path: str,
+    output_path: str,
+    batch_size: int = 32,
+    trust_remote_code: bool = False,
+    probabilities_path: str | None = None,
+) -> str:
     """Label ``input_path`` into ``output_path``; with ``probabilities_path``, also write the model's probabilities
     there (``probabilities.jsonl`` layout, docs/soft-labels.md)."""
     model, meta = load_predictor(model_dir, trust_remote_code)
     level = LEVELS[meta["level"]]
     if not input_path.endswith(f".{level.file_ext}"):
-        raise UserError(f"a {meta['level']}-level model reads .{level.file_ext} files", path=input_path,
-                        fix=f"give the {level.file_ext.upper()} file of the same posts")
+        raise UserError(
+            f"a {meta['level']}-level model reads .{level.file_ext} files",
+            path=input_path,
+            fix=f"give the {level.file_ext.upper()} file of the same posts",
+        )
     inventory = LabelInventory.load(meta["labels_inventory"])
     corpus = read_level(input_path, meta["level"], meta["grain"], inventory)
     if probabilities_path is None:
@@ -44,8 +54,7 @@ def predict_file(model_dir: str, input_path: str, output_path: str, batch_size: 
 def predict_corpus(model, meta: dict, corpus, batch_size: int = 32):
     """The posts of ``corpus`` with ``model``'s labels (one model or an ensemble; ``meta`` from the loader)."""
     outputs = _predict_outputs(model, meta, corpus, batch_size)
-    return LEVELS[meta["level"]].records(corpus, range(len(_items(corpus))), outputs, meta["labels"],
-                                         meta["num_views"])
+    return LEVELS[meta["level"]].records(corpus, range(len(_items(corpus))), outputs, meta["labels"], meta["num_views"])
 
 
 def predict_corpus_with_probabilities(model, meta: dict, corpus, batch_size: int = 32):
@@ -69,8 +78,14 @@ def _predict_outputs(model, meta: dict, corpus, batch_size: int) -> list[dict]:
         feature.pop("labels", None)
     split = FoldSplit(0, (), (), tuple(range(len(features))))
     datamodule = FainaDataModule(features, split, tokenizer.pad_token_id, batch_size=batch_size)
-    trainer = pl.Trainer(accelerator="auto", devices=1, logger=False, enable_checkpointing=False,
-                         enable_model_summary=False, enable_progress_bar=False)
+    trainer = pl.Trainer(
+        accelerator="auto",
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+        enable_progress_bar=False,
+    )
     with torch.inference_mode():
         return trainer.predict(model, dataloaders=datamodule.test_dataloader(), weights_only=True)
 

@@ -5,9 +5,10 @@ Every prediction path (a fold of a run, ``faina.predict``, ``faina.tag``, an ens
 post models give ``probabilities`` ``[B, V, C]`` (the values their thresholds decide on), span models ``inside``
 ``[B, V·C, W]`` (CRF marginals of B + I, ``models/crf.py``).
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -16,8 +17,14 @@ from faina.formats.records import SpanCorpus
 from faina.serving.model_folder import view_names
 
 
-def probabilities_from_outputs(corpus, indices: Sequence[int], outputs: list[dict], labels: Sequence[str],
-                               num_views: int, post_ids: Sequence[str] | None = None) -> ProbabilityFile:
+def probabilities_from_outputs(
+    corpus,
+    indices: Sequence[int],
+    outputs: list[dict],
+    labels: Sequence[str],
+    num_views: int,
+    post_ids: Sequence[str] | None = None,
+) -> ProbabilityFile:
     """The probabilities of the posts at ``indices`` of ``corpus`` (``post_ids``: names to use instead of theirs)."""
     span = isinstance(corpus, SpanCorpus)
     key = "inside" if span else "probabilities"
@@ -32,13 +39,17 @@ def probabilities_from_outputs(corpus, indices: Sequence[int], outputs: list[dic
         values = by_index[i]
         if span:
             post = corpus.posts[i]
-            values = values.reshape(num_views, len(labels), -1)[:, :, :len(post.tokens)]
+            values = values.reshape(num_views, len(labels), -1)[:, :, : len(post.tokens)]
             record = PostProbabilities(post.post_id, values, tuple(post.tokens))
         else:
             record = PostProbabilities(corpus.rows[i].post_id, values)
         if post_ids is not None:
             record = PostProbabilities(str(post_ids[position]), record.values, record.tokens)
         posts.append(record)
-    return ProbabilityFile("span" if span else "post", tuple(view_names(num_views)), tuple(labels), tuple(posts),
-                           path=str(getattr(corpus, "path", "<memory>")))
-
+    return ProbabilityFile(
+        "span" if span else "post",
+        tuple(view_names(num_views)),
+        tuple(labels),
+        tuple(posts),
+        path=str(getattr(corpus, "path", "<memory>")),
+    )

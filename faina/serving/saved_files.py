@@ -5,6 +5,7 @@ field is checked here (types, ranges, closed sets, labels against the label inve
 an object is built, and the model parts are names mapped through ``models.registry`` (``models.saved_model``).
 ``trust_remote_code`` read from such a file is refused unless the user asked for it on their own command line.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -83,10 +84,13 @@ class ModelFolderConfig(Strict):
 
 def refuse_remote_code(encoder: EncoderBlock, path: Path, allowed: bool) -> None:
     if encoder.trust_remote_code and not allowed:
-        raise UserError("encoder.trust_remote_code is true: loading this model would run Python code that ships with "
-                        f"its encoder ({encoder.name_or_path}), and a saved file cannot switch that on", path=path,
-                        fix="only if you trust that code, pass --trust-remote-code (python -m faina.predict) or "
-                            "trust_remote_code=True; otherwise use a model whose encoder needs no custom code")
+        raise UserError(
+            "encoder.trust_remote_code is true: loading this model would run Python code that ships with "
+            f"its encoder ({encoder.name_or_path}), and a saved file cannot switch that on",
+            path=path,
+            fix="only if you trust that code, pass --trust-remote-code (python -m faina.predict) or "
+            "trust_remote_code=True; otherwise use a model whose encoder needs no custom code",
+        )
 
 
 def check_labels(labels: list[str], grain: str, inventory: LabelInventory, path: Path, fix: str) -> None:
@@ -98,14 +102,21 @@ def check_labels(labels: list[str], grain: str, inventory: LabelInventory, path:
     if labels != expected:
         unknown = [label for label in labels if label not in expected]
         missing = [label for label in expected if label not in labels]
-        detail = (f"unknown: {', '.join(unknown)}" if unknown else "") + \
-            ("; " if unknown and missing else "") + (f"missing: {', '.join(missing)}" if missing else "")
-        raise UserError(f"the field labels does not match the {grain} labels of {inventory.source} "
-                        f"({detail or 'another order'})", path=path, fix=fix)
+        detail = (
+            (f"unknown: {', '.join(unknown)}" if unknown else "")
+            + ("; " if unknown and missing else "")
+            + (f"missing: {', '.join(missing)}" if missing else "")
+        )
+        raise UserError(
+            f"the field labels does not match the {grain} labels of {inventory.source} ({detail or 'another order'})",
+            path=path,
+            fix=fix,
+        )
 
 
-def read_fold_model_file(path: Path, trust_remote_code: bool = False
-                         ) -> tuple[FoldModelFile, CheckedModel, EncoderBlock]:
+def read_fold_model_file(
+    path: Path, trust_remote_code: bool = False
+) -> tuple[FoldModelFile, CheckedModel, EncoderBlock]:
     """``model.json`` of a fold folder, checked (format 1 of earlier releases is translated)."""
     raw = read_json_object(path, "the model description", FOLD_FIX)
     refuse_code({k: v for k, v in raw.items() if k != "model"}, path)  # the model block: its own translation
@@ -116,29 +127,48 @@ def read_fold_model_file(path: Path, trust_remote_code: bool = False
     return top, checked, encoder
 
 
-def fold_model_json(task: str, level: str, grain: str, labels, num_views: int, labels_inventory: str,
-                    model: CheckedModel, encoder: dict) -> dict:
+def fold_model_json(
+    task: str, level: str, grain: str, labels, num_views: int, labels_inventory: str, model: CheckedModel, encoder: dict
+) -> dict:
     """The content of a fold's ``model.json``: names and plain values only."""
-    return {"format": FOLD_FORMAT, "format_version": FOLD_FORMAT_VERSION, "task": task, "level": level,
-            "grain": grain, "labels": list(labels), "num_views": num_views, "labels_inventory": labels_inventory,
-            "model": model.saved(), "encoder": EncoderBlock.model_validate(encoder).model_dump()}
+    return {
+        "format": FOLD_FORMAT,
+        "format_version": FOLD_FORMAT_VERSION,
+        "task": task,
+        "level": level,
+        "grain": grain,
+        "labels": list(labels),
+        "num_views": num_views,
+        "labels_inventory": labels_inventory,
+        "model": model.saved(),
+        "encoder": EncoderBlock.model_validate(encoder).model_dump(),
+    }
 
 
 def read_folder_config(path: Path) -> ModelFolderConfig:
     """``config.json`` of an exported folder, checked (the module settings by ``check_folder_model``)."""
     raw = read_json_object(path, "the model config", FOLDER_FIX)
     if raw.get("format") != "faina-model":
-        raise UserError("not a Faina model folder (config.json has no \"format\": \"faina-model\")", path=path,
-                        fix="point to a folder written by python -m faina.export, or to a fold folder of a run")
+        raise UserError(
+            'not a Faina model folder (config.json has no "format": "faina-model")',
+            path=path,
+            fix="point to a folder written by python -m faina.export, or to a fold folder of a run",
+        )
     version = raw.get("format_version", 0)
     if isinstance(version, int) and version > 1:
-        raise UserError(f"model folder format {version} is newer than this code reads (1)", path=path,
-                        fix="update the fallacy-framework package")
+        raise UserError(
+            f"model folder format {version} is newer than this code reads (1)",
+            path=path,
+            fix="update the fallacy-framework package",
+        )
     refuse_code(raw, path)
     config = validated(ModelFolderConfig, raw, path, fix=FOLDER_FIX)
     if config.views != [f"a{v + 1}" for v in range(config.num_views)]:
-        raise UserError(f"the field views must be a1..a{config.num_views} for num_views={config.num_views}",
-                        path=path, fix=FOLDER_FIX)
+        raise UserError(
+            f"the field views must be a1..a{config.num_views} for num_views={config.num_views}",
+            path=path,
+            fix=FOLDER_FIX,
+        )
     for name, value in config.thresholds.items():
         if "threshold" in name.rsplit(".", 1)[-1] and not all(0 <= x <= 1 for x in _flat(value)):
             raise UserError(f"the field thresholds.{name} has values outside [0, 1]", path=path, fix=FOLDER_FIX)
@@ -147,8 +177,9 @@ def read_folder_config(path: Path) -> ModelFolderConfig:
 
 def check_folder_model(config: ModelFolderConfig, path: Path) -> CheckedModel:
     """The exported architecture and its settings as a checked model block (no optimiser: the class default)."""
-    return check_model_block({"architecture": config.architecture, "dropout": config.dropout,
-                              "module": config.module}, path, prefix="")
+    return check_model_block(
+        {"architecture": config.architecture, "dropout": config.dropout, "module": config.module}, path, prefix=""
+    )
 
 
 def _flat(value) -> list[float]:

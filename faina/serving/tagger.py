@@ -6,11 +6,12 @@ back into spans with token and character offsets in the text the user gave. Offs
 exclusive end, like Python slices: ``text[start_char:end_char]`` is the span's text and
 ``tokens[start_token:end_token]`` its tokens.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import torch
 
@@ -57,8 +58,11 @@ class TaggedPost:
 
     def to_dict(self) -> dict:
         """The JSON object of ``python -m faina.tag --json``."""
-        result = {"text": self.text, "tokens": [t.text for t in self.tokens],
-                  "spans": [vars(span).copy() for span in self.spans]}
+        result = {
+            "text": self.text,
+            "tokens": [t.text for t in self.tokens],
+            "spans": [vars(span).copy() for span in self.spans],
+        }
         if self.post_labels is not None:
             result["post_labels"] = self.post_labels
         return result
@@ -74,8 +78,10 @@ def check_texts(texts: Sequence[str], where: str = "post") -> list[list[Token]]:
             raise UserError(f"{where} {number} is a {type(text).__name__}, not text", fix="give each post as a string")
         tokens = tokenize_with_offsets(text)
         if not tokens:
-            raise UserError(f"{where} {number} is empty (no words or punctuation to tag)",
-                            fix="remove the empty post, or give it some text")
+            raise UserError(
+                f"{where} {number} is empty (no words or punctuation to tag)",
+                fix="remove the empty post, or give it some text",
+            )
         tokenised.append(tokens)
     return tokenised
 
@@ -97,14 +103,16 @@ class FallacyTagger:
         self.collate = Collator(self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0)
 
     @classmethod
-    def load(cls, path: str | Path, device: str | torch.device | None = None, batch_size: int = 32) -> "FallacyTagger":
+    def load(cls, path: str | Path, device: str | torch.device | None = None, batch_size: int = 32) -> FallacyTagger:
         model, meta = _load_model(path)
         return cls(model, meta, device=device, batch_size=batch_size)
 
     def _corpus(self, texts: Sequence[str], tokenised: list[list[Token]]):
         if self.meta["level"] == "span":
-            posts = tuple(Post(str(i), "", "", text, tuple(t.text for t in tokens), None)
-                          for i, (text, tokens) in enumerate(zip(texts, tokenised)))
+            posts = tuple(
+                Post(str(i), "", "", text, tuple(t.text for t in tokens), None)
+                for i, (text, tokens) in enumerate(zip(texts, tokenised))
+            )
             return SpanCorpus(posts, self.num_views)
         rows = tuple(PostRow(str(i), "", "", text, ((),) * self.num_views) for i, text in enumerate(texts))
         return PostCorpus(rows, self.num_views)
@@ -117,8 +125,9 @@ class FallacyTagger:
         named ``"1"``, ``"2"``, ... in the order given, tokens as ``TaggedPost.tokens``)."""
         tagged, corpus, outputs = self._tag(texts)
         indices = range(len(tagged))
-        return tagged, probabilities_from_outputs(corpus, indices, outputs, self.labels, self.num_views,
-                                                  post_ids=[str(i + 1) for i in indices])
+        return tagged, probabilities_from_outputs(
+            corpus, indices, outputs, self.labels, self.num_views, post_ids=[str(i + 1) for i in indices]
+        )
 
     @torch.inference_mode()
     def _tag(self, texts: Sequence[str]) -> tuple[list[TaggedPost], SpanCorpus | PostCorpus, list[dict]]:
@@ -127,16 +136,19 @@ class FallacyTagger:
         features = self.level.encode(corpus, self.tokenizer, self.labels, self.num_views)
         outputs = []
         for start in range(0, len(features), self.batch_size):
-            batch = self.collate(features[start:start + self.batch_size])
+            batch = self.collate(features[start : start + self.batch_size])
             batch = {k: v.to(self.device) for k, v in batch.items()}
             outputs.append(self.model.predict_step(batch, start // self.batch_size))
         records = self.level.records(corpus, range(len(features)), outputs, self.labels, self.num_views)
         if isinstance(records, SpanCorpus):
             tagged = [self._spans(text, tokens, post) for text, tokens, post in zip(texts, tokenised, records.posts)]
         else:
-            tagged = [TaggedPost(text, tuple(tokens), (), {view: sorted(row.label_set(v))
-                                                          for v, view in enumerate(self.views)})
-                      for text, tokens, row in zip(texts, tokenised, records.rows)]
+            tagged = [
+                TaggedPost(
+                    text, tuple(tokens), (), {view: sorted(row.label_set(v)) for v, view in enumerate(self.views)}
+                )
+                for text, tokens, row in zip(texts, tokenised, records.rows)
+            ]
         return tagged, corpus, outputs
 
     def _spans(self, text: str, tokens: list[Token], post: Post) -> TaggedPost:
@@ -144,7 +156,16 @@ class FallacyTagger:
         for v, view_spans in enumerate(post.spans or ()):
             for span in view_spans:  # records are 1-based inclusive; offsets here are 0-based, end exclusive
                 first, last = tokens[span.first - 1], tokens[span.last - 1]
-                spans.append(TaggedSpan(self.views[v], span.label, first.start, last.end, span.first - 1, span.last,
-                                        text[first.start:last.end]))
+                spans.append(
+                    TaggedSpan(
+                        self.views[v],
+                        span.label,
+                        first.start,
+                        last.end,
+                        span.first - 1,
+                        span.last,
+                        text[first.start : last.end],
+                    )
+                )
         spans.sort(key=lambda s: (s.view, s.start_token, s.end_token, s.label))
         return TaggedPost(text, tuple(tokens), tuple(spans))

@@ -11,6 +11,7 @@ With ``cv=official`` the single model predicts the unlabelled ``data.test_path``
 A model with a tuned decision rule (``threshold=tuned``, ``o_bias=tuned``) fits it on the fold's dev set
 after the best checkpoint is loaded, before it predicts and is exported.
 """
+
 from __future__ import annotations
 
 import logging
@@ -54,23 +55,41 @@ def make_splits(cfg: DictConfig, data: TaskData) -> list[FoldSplit]:
     return kfold_splits(matrix, cfg.cv.num_folds, cfg.cv.dev_fraction, cfg.seed)
 
 
-def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldSplit, fold_dir: Path,
-             tokenizer, predict_features: list[dict] | None) -> dict:
+def run_fold(
+    cfg: DictConfig,
+    data: TaskData,
+    features: list[dict],
+    split: FoldSplit,
+    fold_dir: Path,
+    tokenizer,
+    predict_features: list[dict] | None,
+) -> dict:
     level = LEVELS[data.level]
     fold = FoldTrainer(cfg, split.fold, fold_dir)
     fcfg = fold.cfg
     model = build_model(fcfg.model, fcfg.encoder, data.level, data.labels, data.num_views, data.inventory)
-    datamodule = FainaDataModule(features, split, tokenizer.pad_token_id, batch_size=cfg.loader.batch_size,
-                                 num_workers=cfg.loader.num_workers, predict_features=predict_features,
-                                 seed=cfg.seed + split.fold, length_grouped=cfg.loader.get("length_grouped", True))
+    datamodule = FainaDataModule(
+        features,
+        split,
+        tokenizer.pad_token_id,
+        batch_size=cfg.loader.batch_size,
+        num_workers=cfg.loader.num_workers,
+        predict_features=predict_features,
+        seed=cfg.seed + split.fold,
+        length_grouped=cfg.loader.get("length_grouped", True),
+    )
     fold.fit(model, datamodule=datamodule)
     fold.load_best_weights(model)
     if not fold.is_global_zero:
         return {"fold": split.fold}  # under DDP, rank 0 alone predicts, writes and scores
     tuned = tune_on_dev(cfg, model, datamodule.val_dataloader())
     outputs = predict_on_one_device(cfg, model, datamodule)
-    result: dict = {"fold": split.fold, "train_posts": len(split.train), "dev_posts": len(split.dev),
-                    "best_dev_f1": fold.best_score}
+    result: dict = {
+        "fold": split.fold,
+        "train_posts": len(split.train),
+        "dev_posts": len(split.dev),
+        "best_dev_f1": fold.best_score,
+    }
     if tuned:
         result["tuned_on_dev"] = tuned
     export_model(model, fcfg, data.level, data.grain, data.labels, data.num_views, fold_dir)
@@ -82,8 +101,15 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
         from faina.scoring.official import evaluate_files
 
         # an aggregated model (data.targets) predicts one view, scored against every gold view (-O)
-        scores = evaluate_files(cfg.task.eval_task, gold_path, pred_path, per_label=True, inventory=data.inventory,
-                                one_pred=data.num_views != gold.num_views, exact=data.level == "span")
+        scores = evaluate_files(
+            cfg.task.eval_task,
+            gold_path,
+            pred_path,
+            per_label=True,
+            inventory=data.inventory,
+            one_pred=data.num_views != gold.num_views,
+            exact=data.level == "span",
+        )
         result["per_label"] = scores.pop("per_label", {})
         result["test"] = scores
         result["test_posts"] = len(split.test)
@@ -91,8 +117,9 @@ def run_fold(cfg: DictConfig, data: TaskData, features: list[dict], split: FoldS
         from faina.scoring.soft_scores import soft_scores
 
         # soft labels against every gold view; the prior is the fold's train part (docs/soft-labels.md)
-        result["soft_labels"] = soft_scores(gold, probabilities, data.labels, predicted,
-                                            subset(data.gold_corpus, split.train))
+        result["soft_labels"] = soft_scores(
+            gold, probabilities, data.labels, predicted, subset(data.gold_corpus, split.train)
+        )
     else:
         corpus = data.unlabelled
         indices = range(len(predict_features))
@@ -117,17 +144,27 @@ def write_fold_probabilities(corpus, indices, outputs: list[dict], data: TaskDat
 def predict_on_one_device(cfg: DictConfig, model, datamodule) -> list[dict]:
     """Predict with a plain one-device Trainer, so DDP's sharded sampler never splits the test posts."""
     bar = (cfg.get("callbacks") or {}).get("rich_progress_bar")  # the run's own bar (on stderr), or none
-    trainer = pl.Trainer(accelerator=cfg.trainer.get("accelerator", "auto"), devices=1, logger=False,
-                         enable_checkpointing=False, enable_model_summary=False, enable_progress_bar=bar is not None,
-                         callbacks=[hydra.utils.instantiate(bar)] if bar is not None else None,
-                         precision=cfg.trainer.get("precision", "32-true"))
+    trainer = pl.Trainer(
+        accelerator=cfg.trainer.get("accelerator", "auto"),
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+        enable_progress_bar=bar is not None,
+        callbacks=[hydra.utils.instantiate(bar)] if bar is not None else None,
+        precision=cfg.trainer.get("precision", "32-true"),
+    )
     return trainer.predict(model, datamodule=datamodule, weights_only=True)  # no checkpoint is read; says so
 
 
 def flat_test_metrics(result: dict) -> dict[str, float]:
     """A fold's test scores as logger keys: ``test/<mode>/<view>/<measure>``."""
-    return {f"test/{mode}/{view}/{measure}": value for mode, views in result.get("test", {}).items()
-            for view, measures in views.items() for measure, value in measures.items()}
+    return {
+        f"test/{mode}/{view}/{measure}": value
+        for mode, views in result.get("test", {}).items()
+        for view, measures in views.items()
+        for measure, value in measures.items()
+    }
 
 
 def run(cfg: DictConfig) -> dict[str, float]:
@@ -137,21 +174,36 @@ def run(cfg: DictConfig) -> dict[str, float]:
         if cfg.data.get("loader") is not None:  # data=hf: a datasets dataset instead of Faina files
             loader = OmegaConf.to_container(cfg.data.loader, resolve=True)  # called directly: UserErrors stay clear
             data = hydra.utils.get_method(loader.pop("_target_"))(
-                **loader, level=cfg.task.level, grain=cfg.task.grain,
-                test_split=cfg.data.get("test_split") if official else None)
+                **loader,
+                level=cfg.task.level,
+                grain=cfg.task.grain,
+                test_split=cfg.data.get("test_split") if official else None,
+            )
         else:
-            data = load_task_data(cfg.data.train_path, cfg.data.test_path if official else None, cfg.task.level,
-                                  cfg.task.grain, cfg.data.labels, cfg.data.repair, cfg.data.name,
-                                  targets=cfg.data.get("targets", "views"))
-        tokenizer = load_tokenizer(cfg.encoder.name_or_path,
-                                   trust_remote_code=cfg.encoder.get("trust_remote_code", False))
+            data = load_task_data(
+                cfg.data.train_path,
+                cfg.data.test_path if official else None,
+                cfg.task.level,
+                cfg.task.grain,
+                cfg.data.labels,
+                cfg.data.repair,
+                cfg.data.name,
+                targets=cfg.data.get("targets", "views"),
+            )
+        tokenizer = load_tokenizer(
+            cfg.encoder.name_or_path, trust_remote_code=cfg.encoder.get("trust_remote_code", False)
+        )
         features = encode_features(cfg, data, data.labelled, tokenizer)
         predict_features = encode_features(cfg, data, data.unlabelled, tokenizer) if official else None
         splits = make_splits(cfg, data)
         guard_same_experiment(cfg, exp_dir)
-        results = run_folds(cfg, exp_dir, splits, lambda split: split.fold,
-                            lambda split, fold_dir: run_fold(cfg, data, features, split, fold_dir, tokenizer,
-                                                             predict_features))
+        results = run_folds(
+            cfg,
+            exp_dir,
+            splits,
+            lambda split: split.fold,
+            lambda split, fold_dir: run_fold(cfg, data, features, split, fold_dir, tokenizer, predict_features),
+        )
         if results is None:
             return {}
         if official and cfg.cv.num_folds > 1 and len(results) == cfg.cv.num_folds:
@@ -164,11 +216,17 @@ def encode_features(cfg: DictConfig, data: TaskData, corpus, tokenizer) -> list[
     """Model features of ``corpus``, read back from ``paths.feature_cache`` when an earlier run made them."""
     from faina.data.feature_cache import encode_cached
 
-    features, note = encode_cached(corpus, data.level, tokenizer, data.labels, data.num_views,
-                                   cfg.paths.get("feature_cache"))
+    features, note = encode_cached(
+        corpus, data.level, tokenizer, data.labels, data.num_views, cfg.paths.get("feature_cache")
+    )
     how = "read from the cache" if note["cached"] else "tokenised"
-    log.info("features of %d posts %s in %.2f s%s", len(features), how, note["seconds"],
-             f" ({note['file']})" if note["file"] else "")
+    log.info(
+        "features of %d posts %s in %.2f s%s",
+        len(features),
+        how,
+        note["seconds"],
+        f" ({note['file']})" if note["file"] else "",
+    )
     return features
 
 

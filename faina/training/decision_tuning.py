@@ -4,6 +4,7 @@ Models decide themselves what they tune (``FallacyModule.tune_decisions``: MVML 
 nothing with a fixed rule); this runner-side helper only moves the model to the prediction device
 (after ``fit`` Lightning hands the model back on the CPU) and hands it the dev batches.
 """
+
 from __future__ import annotations
 
 import torch

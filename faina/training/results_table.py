@@ -4,9 +4,10 @@ Per fold, the evaluator returns ``{"strict"|"soft": {"a1"|...|"avg": {"precision
 (fractions). The summary keeps that nesting with ``{"mean", "std"}`` leaves; std is the population
 standard deviation over folds (numpy's default, ddof=0). The table prints percentages.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from common.spread import mean_std
 
@@ -36,8 +37,12 @@ def flat_metrics(summary: dict, prefix: str = "test") -> dict[str, float]:
 
 
 def markdown_table(summary: dict, title: str, num_folds: int) -> str:
-    lines = [f"### {title} ({num_folds} fold{'s' if num_folds != 1 else ''}, mean ± std, %)", "",
-             "| scoring | view | P | R | F1 |", "|---|---|---|---|---|"]
+    lines = [
+        f"### {title} ({num_folds} fold{'s' if num_folds != 1 else ''}, mean ± std, %)",
+        "",
+        "| scoring | view | P | R | F1 |",
+        "|---|---|---|---|---|",
+    ]
     for mode, views in summary.items():
         for view, measures in views.items():
             cells = [f"{100 * measures[m]['mean']:.1f}±{100 * measures[m]['std']:.1f}" for m in MEASURES]

@@ -7,12 +7,13 @@ does it come with explanations, does it use labels outside the inventory, does i
 fractions of the outputs (first group) and of the answers (second group); the parser's repair counts are
 summed alongside, so a score can be read together with how much repairing it needed.
 """
+
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from faina.zero_shot.parser import ParsedAnswer
 from faina.zero_shot.prompts import ANSWER_CUE, PROMPT_HEADINGS
@@ -20,7 +21,9 @@ from faina.zero_shot.prompts import ANSWER_CUE, PROMPT_HEADINGS
 _HEADINGS = "|".join(re.escape(h.rstrip(":")) for h in PROMPT_HEADINGS)
 INSTRUCTION_LINE_RE = re.compile(
     rf"^\s*(?:#+\s*)?(?:{_HEADINGS}|instructions?|input|question|text|system|user|assistant)\s*(?::|$)"
-    r"|<\|[a-z_]+\|>|\[/?INST\]", re.IGNORECASE | re.MULTILINE)
+    r"|<\|[a-z_]+\|>|\[/?INST\]",
+    re.IGNORECASE | re.MULTILINE,
+)
 # "12<TAB>token" or "12. token": the prompt's input (or its label list) echoed one item per line
 TOKEN_LINE_RE = re.compile(r"^\s*\d+(?:\t|[.):]?[ \t]+)\S+\s*$", re.MULTILINE)
 COPIED_LINE_MIN_WORDS = 5
@@ -87,8 +90,7 @@ def audit_output(text: str, parsed: ParsedAnswer, prompt: str | None = None) -> 
     )
 
 
-def summarise_audit(texts: Sequence[str], parsed: Sequence[ParsedAnswer],
-                    prompts: Sequence[str] | None = None) -> dict:
+def summarise_audit(texts: Sequence[str], parsed: Sequence[ParsedAnswer], prompts: Sequence[str] | None = None) -> dict:
     """Shares of output kinds and answer traits, summed parser counts, and the most frequent unknown labels."""
     prompts = list(prompts) if prompts is not None else [None] * len(texts)
     audits = [audit_output(text, p, prompt) for text, p, prompt in zip(texts, parsed, prompts, strict=True)]
@@ -104,8 +106,9 @@ def summarise_audit(texts: Sequence[str], parsed: Sequence[ParsedAnswer],
         "outputs": n,
         "output_kinds": {kind: _share(kinds[kind], n) for kind in OUTPUT_KINDS},
         "answers": len(answers),
-        "answer_traits": {trait: _share(sum(getattr(a, trait) for a in answers), len(answers))
-                          for trait in ANSWER_TRAITS},
+        "answer_traits": {
+            trait: _share(sum(getattr(a, trait) for a in answers), len(answers)) for trait in ANSWER_TRAITS
+        },
         "parser_counts": dict(sorted(parser_counts.items())),
         "posts_with_none": sum(p.said_none for p in parsed),
         "posts_with_predictions": sum(bool(p.predictions) for p in parsed),
@@ -122,10 +125,12 @@ def format_audit(audit: dict, title: str = "Output audit") -> str:
         return "  ".join(f"{key.replace('_', ' ')} {100 * value:.1f}%" for key, value in values.items())
 
     repairs = ", ".join(f"{k} {v}" for k, v in audit["parser_counts"].items() if v) or "nothing to repair"
-    lines = [f"{title} ({audit['outputs']} outputs, {audit['answers']} with an answer)",
-             f"  outputs:  {shares(audit['output_kinds'])}",
-             f"  answers:  {shares(audit['answer_traits'])}",
-             f"  parser:   {repairs}"]
+    lines = [
+        f"{title} ({audit['outputs']} outputs, {audit['answers']} with an answer)",
+        f"  outputs:  {shares(audit['output_kinds'])}",
+        f"  answers:  {shares(audit['answer_traits'])}",
+        f"  parser:   {repairs}",
+    ]
     if audit["unknown_labels"]:
         lines.append("  unknown labels: " + ", ".join(f"{k!r}×{v}" for k, v in audit["unknown_labels"].items()))
     return "\n".join(lines)

@@ -4,6 +4,7 @@ The text lives in ``faina/fallacy_definitions.yaml`` so that it can be reviewed,
 (another dataset in Faina's format brings its own file) without touching code. Loading checks it against
 the label inventory: a prompt that silently lacked a definition would make results incomparable.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,9 +37,11 @@ def load_definitions(inventory: LabelInventory, path: str | Path | None = None) 
     """Read a definitions YAML (``None``/``"faina"``: the packaged one) and check it covers ``inventory``."""
     path = DEFAULT_DEFINITIONS_FILE if path is None or str(path) == "faina" else Path(path)
     if not path.is_file():
-        raise UserError("label definitions file not found", path=path,
-                        fix="set task.zero_shot.definitions to `faina` or to a YAML like "
-                            "faina/fallacy_definitions.yaml")
+        raise UserError(
+            "label definitions file not found",
+            path=path,
+            fix="set task.zero_shot.definitions to `faina` or to a YAML like faina/fallacy_definitions.yaml",
+        )
     try:
         spec = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
@@ -51,13 +54,17 @@ def load_definitions(inventory: LabelInventory, path: str | Path | None = None) 
         missing = sorted(set(wanted) - set(given))
         extra = sorted(set(given) - set(wanted))
         if missing or extra:
-            raise UserError(f"the {what} definitions do not match the inventory {inventory.name!r} "
-                            f"(missing: {missing or 'none'}; unknown: {extra or 'none'})", path=path,
-                            fix=f"define exactly the labels of {inventory.source}")
+            raise UserError(
+                f"the {what} definitions do not match the inventory {inventory.name!r} "
+                f"(missing: {missing or 'none'}; unknown: {extra or 'none'})",
+                path=path,
+                fix=f"define exactly the labels of {inventory.source}",
+            )
     aliases = {str(k): tuple(str(a) for a in (v or ())) for k, v in (spec.get("aliases") or {}).items()}
     unknown = sorted(set(aliases) - set(fine) - set(coarse))
     if unknown:
-        raise UserError(f"aliases given for unknown labels {unknown}", path=path,
-                        fix="use the inventory's label strings")
+        raise UserError(
+            f"aliases given for unknown labels {unknown}", path=path, fix="use the inventory's label strings"
+        )
     spelling = {str(k).lower(): str(v).lower() for k, v in (spec.get("spelling") or {}).items()}
     return LabelDefinitions(fine, coarse, aliases, spelling, source=str(path))

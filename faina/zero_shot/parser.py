@@ -8,13 +8,14 @@ and unambiguous shortened names such as "Name calling"), ignores label names men
 and clips or rejects out-of-range indices. Each of these decisions is counted in ``ParsedAnswer.counts``
 so the audit can report how much of a score rests on repairs.
 """
+
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from common.errors import UserError
 from faina.formats.records import Span
@@ -22,8 +23,7 @@ from faina.zero_shot.definitions import LabelDefinitions
 
 ITEM_RE = re.compile(r"\[([^\[\]\n]{0,300})\]")
 # [first-last = Label]; also tolerated: en/em dashes, "to", "..", a single index, ":" or "->" before the label
-SPAN_ITEM_RE = re.compile(
-    r"^\s*#?(\d+)(?:\s*(?:-|–|—|\.\.+|to)\s*#?(\d+))?\s*(?:=+|:|->|→)\s*(.+?)\s*$", re.IGNORECASE)
+SPAN_ITEM_RE = re.compile(r"^\s*#?(\d+)(?:\s*(?:-|–|—|\.\.+|to)\s*#?(\d+))?\s*(?:=+|:|->|→)\s*(.+?)\s*$", re.IGNORECASE)
 NONE_RE = re.compile(r"^\s*(?:none|no fallac(?:y|ies)(?: found)?|nothing(?: found)?|n/?a)\s*\.?\s*$", re.IGNORECASE)
 PLACEHOLDERS = frozenset({"USER", "URL", "EMAIL", "PHONE"})  # anonymisation markers of the posts' text
 LABEL_SPLIT_RE = re.compile(r"\s*[,;|/+]\s*")
@@ -91,7 +91,7 @@ def _contains(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
 
 def _count(haystack: tuple[str, ...], needle: tuple[str, ...]) -> int:
     n = len(needle)
-    return sum(1 for i in range(len(haystack) - n + 1) if haystack[i:i + n] == needle) if n else 0
+    return sum(1 for i in range(len(haystack) - n + 1) if haystack[i : i + n] == needle) if n else 0
 
 
 @dataclass
@@ -100,7 +100,7 @@ class ParsedAnswer:
 
     predictions: tuple  # Span items (span tasks) or label strings (post tasks), deduplicated, sorted
     said_none: bool
-    residual: str       # the output with its bracket items removed (explanations, continuations)
+    residual: str  # the output with its bracket items removed (explanations, continuations)
     counts: Counter = field(default_factory=Counter)
     unknown_labels: tuple[str, ...] = ()
 
@@ -142,8 +142,9 @@ class _AnswerParser:
             labels.append(label)
         return labels
 
-    def _finish(self, kept: Sequence, said_none: bool, residual: str, counts: Counter,
-                unknown: list[str]) -> ParsedAnswer:
+    def _finish(
+        self, kept: Sequence, said_none: bool, residual: str, counts: Counter, unknown: list[str]
+    ) -> ParsedAnswer:
         if said_none and kept:
             counts["none_with_items"] += 1
         counts["outside_mentions"] += self.matcher.mentions(residual)
@@ -178,8 +179,10 @@ class SpanAnswerParser(_AnswerParser):
     def __init__(self, matcher: LabelMatcher, out_of_range: str = "clip"):
         super().__init__(matcher)
         if out_of_range not in OUT_OF_RANGE_POLICIES:
-            raise UserError(f"unknown out-of-range policy {out_of_range!r}",
-                            fix=f"set task.zero_shot.out_of_range to one of {', '.join(OUT_OF_RANGE_POLICIES)}")
+            raise UserError(
+                f"unknown out-of-range policy {out_of_range!r}",
+                fix=f"set task.zero_shot.out_of_range to one of {', '.join(OUT_OF_RANGE_POLICIES)}",
+            )
         self.out_of_range = out_of_range
 
     def parse(self, text: str, num_tokens: int | None = None) -> ParsedAnswer:

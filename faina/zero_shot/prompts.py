@@ -7,10 +7,11 @@ format (``[first-last = Label]`` items for spans, ``[Label]`` items for posts, `
 The wording is this project's own. The section headings are exported so the output audit can recognise
 a model that continues the prompt instead of answering.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from common.errors import UserError
 from faina.formats.labels import LabelInventory
@@ -77,8 +78,10 @@ class PromptBuilder:
 
     def __post_init__(self) -> None:
         if self.label_option not in LABEL_LISTS:
-            raise UserError(f"unknown label option {self.label_option!r}",
-                            fix=f"set task.zero_shot.labels to one of {', '.join(LABEL_LISTS)}")
+            raise UserError(
+                f"unknown label option {self.label_option!r}",
+                fix=f"set task.zero_shot.labels to one of {', '.join(LABEL_LISTS)}",
+            )
         if self.level not in ("span", "post"):
             raise UserError(f"unknown task level {self.level!r}", fix="use task.level `span` or `post`")
 
@@ -90,8 +93,9 @@ class PromptBuilder:
         kind = "fallacy category" if self.grain == "coarse" else "fallacy label"
         sections = [
             TASK_HEADING + "\n" + self._task(kind),
-            LABELS_HEADING + "\n" + "\n".join(LABEL_LISTS[self.label_option](self.labels, self.inventory,
-                                                                             self.definitions)),
+            LABELS_HEADING
+            + "\n"
+            + "\n".join(LABEL_LISTS[self.label_option](self.labels, self.inventory, self.definitions)),
             INSTRUCTIONS_HEADING + "\n" + "\n".join(f"- {line}" for line in self._instructions(kind)),
             self._input(item),
             FORMAT_HEADING + "\n" + self._answer_format(kind),
@@ -100,18 +104,26 @@ class PromptBuilder:
 
     def _task(self, kind: str) -> str:
         if self.level == "span":
-            return ("Read the social media post below (written in Italian) and detect the fallacious arguments in "
-                    f"it. For each fallacy, give the stretch of tokens (the span) that expresses it and its {kind} "
-                    "from the list below.")
-        return ("Read the social media post below (written in Italian) and tell which fallacies it contains, "
-                f"giving the {kind} of each from the list below.")
+            return (
+                "Read the social media post below (written in Italian) and detect the fallacious arguments in "
+                f"it. For each fallacy, give the stretch of tokens (the span) that expresses it and its {kind} "
+                "from the list below."
+            )
+        return (
+            "Read the social media post below (written in Italian) and tell which fallacies it contains, "
+            f"giving the {kind} of each from the list below."
+        )
 
     def _instructions(self, kind: str) -> list[str]:
-        lines = ["Find all the fallacies in the post: a post can contain several of them, of the same or of "
-                 "different kinds, or none at all."]
+        lines = [
+            "Find all the fallacies in the post: a post can contain several of them, of the same or of "
+            "different kinds, or none at all."
+        ]
         if self.level == "span":
-            lines += ["Spans may overlap: the same tokens can be part of more than one fallacy.",
-                      "The post is given one token per line, each preceded by its index."]
+            lines += [
+                "Spans may overlap: the same tokens can be part of more than one fallacy.",
+                "The post is given one token per line, each preceded by its index.",
+            ]
         lines.append(f"Use only the {kind}s listed above, spelled exactly as written there.")
         return lines
 
@@ -125,8 +137,12 @@ class PromptBuilder:
 
     def _answer_format(self, kind: str) -> str:
         if self.level == "span":
-            return ("Write one item per fallacy, in the form [first-last = Label], where first and last are the "
-                    f"indices of the first and the last token of the span and Label is its {kind}. Write "
-                    f"{NONE_ITEM} if the post contains no fallacy. Write nothing else.")
-        return (f"Write one item per fallacy found, in the form [Label], where Label is its {kind}. Write "
-                f"{NONE_ITEM} if the post contains no fallacy. Write nothing else.")
+            return (
+                "Write one item per fallacy, in the form [first-last = Label], where first and last are the "
+                f"indices of the first and the last token of the span and Label is its {kind}. Write "
+                f"{NONE_ITEM} if the post contains no fallacy. Write nothing else."
+            )
+        return (
+            f"Write one item per fallacy found, in the form [Label], where Label is its {kind}. Write "
+            f"{NONE_ITEM} if the post contains no fallacy. Write nothing else."
+        )

@@ -1,9 +1,10 @@
 """The Missci paper's random baselines (a class drawn uniformly per R_i) and a majority-class baseline; the premise is the claim or p0."""
+
 from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from common.spread import mean_std
 from metrics.missci_premise import PremiseMetricConfig
@@ -30,8 +31,7 @@ def random_predictions(arguments: list[Argument], premise: str, seed: int) -> li
     for argument in arguments:
         text = premise_text(argument, premise)
         for fallacy in argument.fallacies:
-            result.append(FallacyPrediction(argument.id, fallacy.id,
-                                            [RankedPremise(rng.choice(CLASS_NAMES), text)]))
+            result.append(FallacyPrediction(argument.id, fallacy.id, [RankedPremise(rng.choice(CLASS_NAMES), text)]))
     return result
 
 
@@ -42,21 +42,35 @@ def majority_class(arguments: list[Argument]) -> str:
 
 
 def majority_predictions(arguments: list[Argument], premise: str, fallacy_class: str) -> list[FallacyPrediction]:
-    return [FallacyPrediction(a.id, f.id, [RankedPremise(fallacy_class, premise_text(a, premise))])
-            for a in arguments for f in a.fallacies]
+    return [
+        FallacyPrediction(a.id, f.id, [RankedPremise(fallacy_class, premise_text(a, premise))])
+        for a in arguments
+        for f in a.fallacies
+    ]
 
 
-def run_majority_baseline(arguments: list[Argument], premise: str, fallacy_class: str, source: str,
-                          premises: PremiseMetricConfig | None) -> dict:
+def run_majority_baseline(
+    arguments: list[Argument], premise: str, fallacy_class: str, source: str, premises: PremiseMetricConfig | None
+) -> dict:
     result = evaluate(arguments, majority_predictions(arguments, premise, fallacy_class), 1, premises)
     metrics = {k: v for k, v in result["metrics"].items() if k in REPORTED}
-    return {"kind": "majority", "majority_class": fallacy_class, "majority_from": source, "seeds": {},
-            "mean": metrics, "std": {k: 0.0 for k in metrics}, "models": result["models"],
-            "unavailable": result["unavailable"], "premise": premise, "counts": argument_counts(arguments)}
+    return {
+        "kind": "majority",
+        "majority_class": fallacy_class,
+        "majority_from": source,
+        "seeds": {},
+        "mean": metrics,
+        "std": {k: 0.0 for k in metrics},
+        "models": result["models"],
+        "unavailable": result["unavailable"],
+        "premise": premise,
+        "counts": argument_counts(arguments),
+    }
 
 
-def run_random_baseline(arguments: list[Argument], premise: str, seeds: Sequence[int],
-                        premises: PremiseMetricConfig | None) -> dict:
+def run_random_baseline(
+    arguments: list[Argument], premise: str, seeds: Sequence[int], premises: PremiseMetricConfig | None
+) -> dict:
     per_seed: dict[str, dict[str, float]] = {}
     models: dict[str, str] = {}
     unavailable: dict[str, str] = {}
@@ -67,5 +81,13 @@ def run_random_baseline(arguments: list[Argument], premise: str, seeds: Sequence
     keys = list(next(iter(per_seed.values())))
     spread = {k: mean_std(m[k] for m in per_seed.values()) for k in keys}
     mean, std = {k: v["mean"] for k, v in spread.items()}, {k: v["std"] for k, v in spread.items()}
-    return {"kind": "random", "seeds": per_seed, "mean": mean, "std": std, "models": models,
-            "unavailable": unavailable, "premise": premise, "counts": argument_counts(arguments)}
+    return {
+        "kind": "random",
+        "seeds": per_seed,
+        "mean": mean,
+        "std": std,
+        "models": models,
+        "unavailable": unavailable,
+        "premise": premise,
+        "counts": argument_counts(arguments),
+    }

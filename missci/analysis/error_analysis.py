@@ -5,10 +5,11 @@ tested code, not notebook cells.
 Works on any results folder with predictions: a zero-shot run (``predictions-<split>.jsonl``) or a LoRA run
 (``fold<k>/predictions.jsonl``, every held-out argument once).
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from common.errors import UserError
 from metrics.missci_classification import confusion, per_class_scores
@@ -27,8 +28,11 @@ def prediction_files(results_dir: str | Path) -> list[Path]:
     results_dir = Path(results_dir)
     files = sorted(results_dir.glob("predictions-*.jsonl")) + sorted(results_dir.glob("fold*/predictions.jsonl"))
     if not files:
-        raise UserError("holds no Missci predictions (predictions-<split>.jsonl or fold<k>/predictions.jsonl).",
-                        path=results_dir, fix="point MISSCI_RUN at a results/<name> folder of a missci-gen run.")
+        raise UserError(
+            "holds no Missci predictions (predictions-<split>.jsonl or fold<k>/predictions.jsonl).",
+            path=results_dir,
+            fix="point MISSCI_RUN at a results/<name> folder of a missci-gen run.",
+        )
     return files
 
 
@@ -38,8 +42,11 @@ def scored_fallacies(arguments: Sequence[Argument], results_dir: str | Path) -> 
     scored = [(a, f, by_id[f.id]) for a in arguments for f in a.fallacies if f.id in by_id]
     unknown = set(by_id) - {f.id for _, f, _ in scored}
     if unknown:
-        raise UserError(f"{len(unknown)} predicted R_i are not in the data (e.g. {sorted(unknown)[0]}).",
-                        path=Path(results_dir), fix="load the split(s) the run predicted (dev and test for k-fold CV).")
+        raise UserError(
+            f"{len(unknown)} predicted R_i are not in the data (e.g. {sorted(unknown)[0]}).",
+            path=Path(results_dir),
+            fix="load the split(s) the run predicted (dev and test for k-fold CV).",
+        )
     return scored
 
 
@@ -62,8 +69,11 @@ def confusion_table(scored: Sequence[Scored], k: int = 1):
 
     gold, predicted = class_pairs(scored, k)
     result = confusion(gold, predicted, LABELS)
-    return pd.DataFrame(result["matrix"], index=pd.Index(result["labels"], name="gold"),
-                        columns=pd.Index(result["labels"], name="predicted"))
+    return pd.DataFrame(
+        result["matrix"],
+        index=pd.Index(result["labels"], name="gold"),
+        columns=pd.Index(result["labels"], name="predicted"),
+    )
 
 
 def per_class_table(scored: Sequence[Scored]):
@@ -75,11 +85,16 @@ def per_class_table(scored: Sequence[Scored]):
     ranking_f1 = per_class_f1(rows, 1)
     gold, predicted = class_pairs(scored, 1)
     single = per_class_scores(gold, predicted, CLASS_NAMES)
-    frame = pd.DataFrame({"f1 (evaluation)": [ranking_f1.get(c, 0.0) for c in CLASS_NAMES],
-                          "precision": [single[c]["precision"] for c in CLASS_NAMES],
-                          "recall": [single[c]["recall"] for c in CLASS_NAMES],
-                          "f1": [single[c]["f1"] for c in CLASS_NAMES],
-                          "support": [single[c]["support"] for c in CLASS_NAMES]}, index=list(CLASS_NAMES))
+    frame = pd.DataFrame(
+        {
+            "f1 (evaluation)": [ranking_f1.get(c, 0.0) for c in CLASS_NAMES],
+            "precision": [single[c]["precision"] for c in CLASS_NAMES],
+            "recall": [single[c]["recall"] for c in CLASS_NAMES],
+            "f1": [single[c]["f1"] for c in CLASS_NAMES],
+            "support": [single[c]["support"] for c in CLASS_NAMES],
+        },
+        index=list(CLASS_NAMES),
+    )
     frame.index.name = "class"
     return frame
 
@@ -92,17 +107,28 @@ def premise_table(scored: Sequence[Scored], sbert_model: str = "minilm", bertsco
     from metrics.premise_bertscore import BertScoreScorer
     from metrics.premise_meteor import MeteorScorer
 
-    items = [([(g.fallacy_class, g.premise) for g in f.interchangeable],
-              [(p.fallacy_class, p.premise) for p in pred.predictions]) for _, f, pred in scored]
+    items = [
+        (
+            [(g.fallacy_class, g.premise) for g in f.interchangeable],
+            [(p.fallacy_class, p.premise) for p in pred.predictions],
+        )
+        for _, f, pred in scored
+    ]
     matches: list[MatchedPair] = match_premises(items, sbert_embedder(sbert_model))
     generated = [m.predicted_premise for m in matches]
     references = [m.gold_premise for m in matches]
-    frame = pd.DataFrame({
-        "argument": [a.id for a, _, _ in scored], "fallacy": [f.id for _, f, _ in scored],
-        "gold_class": [m.gold_class for m in matches], "predicted_class": [m.predicted_class for m in matches],
-        "matched_by_class": [m.matched_by_class for m in matches],
-        "gold_premise": references, "predicted_premise": generated,
-        "meteor": MeteorScorer().score(generated, references)})
+    frame = pd.DataFrame(
+        {
+            "argument": [a.id for a, _, _ in scored],
+            "fallacy": [f.id for _, f, _ in scored],
+            "gold_class": [m.gold_class for m in matches],
+            "predicted_class": [m.predicted_class for m in matches],
+            "matched_by_class": [m.matched_by_class for m in matches],
+            "gold_premise": references,
+            "predicted_premise": generated,
+            "meteor": MeteorScorer().score(generated, references),
+        }
+    )
     if bertscore_model:
         frame["bertscore"] = BertScoreScorer(bertscore_model).score(generated, references)
     return frame

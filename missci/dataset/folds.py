@@ -5,11 +5,12 @@ sibling fallacies of one argument in train and test (they share the claim and p0
 still lets a claim that recurs in several arguments (15 claims recur across 33 of the 184 arguments) be
 trained on and tested on. ``grouped_folds`` keeps every group (a claim, by default) inside one fold.
 """
+
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from common.errors import UserError
 from missci.dataset.reader import Argument
@@ -37,16 +38,23 @@ GROUP_KEYS: dict[str, Callable[[Argument], str]] = {"claim": claim_key, "argumen
 
 def _check_num_folds(num_folds: int, num_units: int, unit: str) -> None:
     if num_folds < 2 or num_folds > num_units:
-        raise UserError(f"num_folds={num_folds} is invalid for {num_units} {unit}.",
-                        fix=f"choose 2 <= num_folds <= number of {unit}.")
+        raise UserError(
+            f"num_folds={num_folds} is invalid for {num_units} {unit}.",
+            fix=f"choose 2 <= num_folds <= number of {unit}.",
+        )
 
 
 def _folds_from_buckets(arguments: list[Argument], buckets: list[list[Argument]]) -> list[Fold]:
     folds = []
     for index, bucket in enumerate(buckets):
         test_ids = {a.id for a in bucket}
-        folds.append(Fold(index=index, train=[a for a in arguments if a.id not in test_ids],
-                          test=[a for a in arguments if a.id in test_ids]))
+        folds.append(
+            Fold(
+                index=index,
+                train=[a for a in arguments if a.id not in test_ids],
+                test=[a for a in arguments if a.id in test_ids],
+            )
+        )
     return folds
 
 
@@ -67,8 +75,7 @@ def argument_folds(arguments: list[Argument], num_folds: int, seed: int = 0) -> 
     return _folds_from_buckets(arguments, buckets)
 
 
-def grouped_folds(arguments: list[Argument], num_folds: int, seed: int = 0,
-                  group_by: str = "claim") -> list[Fold]:
+def grouped_folds(arguments: list[Argument], num_folds: int, seed: int = 0, group_by: str = "claim") -> list[Fold]:
     """Folds in which every group of arguments (same claim, by default) is on one side only.
 
     Groups are ordered by their key (so the folds do not depend on the input order), shuffled with ``seed``,
@@ -90,14 +97,14 @@ def grouped_folds(arguments: list[Argument], num_folds: int, seed: int = 0,
     order.sort(key=lambda group: -sum(len(a.fallacies) for a in group))
     buckets: list[list[Argument]] = [[] for _ in range(num_folds)]
     for group in order:
-        target = min(range(num_folds),
-                     key=lambda i: (sum(len(a.fallacies) for a in buckets[i]), len(buckets[i]), i))
+        target = min(range(num_folds), key=lambda i: (sum(len(a.fallacies) for a in buckets[i]), len(buckets[i]), i))
         buckets[target].extend(group)
     return _folds_from_buckets(arguments, buckets)
 
 
-def argument_fold(arguments: list[Argument], fold: int, num_folds: int, seed: int = 0,
-                  group_by: str = "argument") -> Fold:
+def argument_fold(
+    arguments: list[Argument], fold: int, num_folds: int, seed: int = 0, group_by: str = "argument"
+) -> Fold:
     if not 0 <= fold < num_folds:
         raise UserError(f"fold={fold} is outside 0..{num_folds - 1}.", fix="pick a fold index below num_folds.")
     return grouped_folds(arguments, num_folds, seed, group_by)[fold]

@@ -10,6 +10,7 @@ Line format::
 
 Classes are the 9 Missci names or "Other". Keeping the raw output lets anyone re-parse a run later.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,9 +44,12 @@ class FallacyPrediction:
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        obj = {"argument_id": self.argument_id, "fallacy_id": self.fallacy_id,
-               "predictions": [{"class": p.fallacy_class, "premise": p.premise} for p in self.predictions],
-               "unparsed_lines": self.unparsed_lines}
+        obj = {
+            "argument_id": self.argument_id,
+            "fallacy_id": self.fallacy_id,
+            "predictions": [{"class": p.fallacy_class, "premise": p.premise} for p in self.predictions],
+            "unparsed_lines": self.unparsed_lines,
+        }
         if self.raw_output is not None:
             obj["raw_output"] = self.raw_output
         if self.reclassified is not None:
@@ -68,9 +72,13 @@ def read_predictions(path: str | Path) -> list[FallacyPrediction]:
     for number, obj in read_json_lines(path, LINE_FIX, missing_fix="pass the JSONL a zero-shot run wrote."):
         prediction = _from_json(obj, path, number)
         if prediction.fallacy_id in first_line:  # two predictions for one R_i: which one to score is a guess
-            raise UserError(f"a second prediction for fallacy {prediction.fallacy_id!r} (first at line "
-                            f"{first_line[prediction.fallacy_id]}).", path=path, line=number,
-                            fix="keep one line per fallacious reasoning step R_i.")
+            raise UserError(
+                f"a second prediction for fallacy {prediction.fallacy_id!r} (first at line "
+                f"{first_line[prediction.fallacy_id]}).",
+                path=path,
+                line=number,
+                fix="keep one line per fallacious reasoning step R_i.",
+            )
         first_line[prediction.fallacy_id] = number
         result.append(prediction)
     return result
@@ -79,6 +87,7 @@ def read_predictions(path: str | Path) -> list[FallacyPrediction]:
 def _from_json(obj, path: Path, number: int) -> FallacyPrediction:
     def fail(problem: str):
         raise UserError(problem, path=path, line=number, fix=LINE_FIX)
+
     if not isinstance(obj, dict):
         fail("a line must be a JSON object.")
     for key in ("argument_id", "fallacy_id", "predictions"):
@@ -90,8 +99,11 @@ def _from_json(obj, path: Path, number: int) -> FallacyPrediction:
         fail("field 'predictions' must be a list.")
     ranked = []
     for i, item in enumerate(obj["predictions"]):
-        if not isinstance(item, dict) or not isinstance(item.get("class"), str) \
-                or not isinstance(item.get("premise"), str):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("class"), str)
+            or not isinstance(item.get("premise"), str)
+        ):
             fail(f"field predictions[{i}] must have string 'class' and 'premise'.")
         if item["class"] not in VALID_CLASSES:
             fail(f"field predictions[{i}].class {item['class']!r} is not one of the 9 classes or 'Other'.")
@@ -103,17 +115,28 @@ def _from_json(obj, path: Path, number: int) -> FallacyPrediction:
         unparsed = 0
     if isinstance(unparsed, bool) or not isinstance(unparsed, int) or unparsed < 0:
         fail(f"field 'unparsed_lines' must be a count (a whole number >= 0), not {str(unparsed)[:40]!r}.")
-    if reclassified is not None and (not isinstance(reclassified, list)
-                                     or not all(isinstance(c, str) for c in reclassified)):
+    if reclassified is not None and (
+        not isinstance(reclassified, list) or not all(isinstance(c, str) for c in reclassified)
+    ):
         fail("field 'reclassified' must be a list of class names.")
     known = {"argument_id", "fallacy_id", "predictions", "raw_output", "unparsed_lines", "reclassified"}
-    return FallacyPrediction(argument_id=obj["argument_id"], fallacy_id=obj["fallacy_id"],
-                             predictions=ranked, raw_output=raw_output, unparsed_lines=unparsed,
-                             reclassified=reclassified, extra={k: v for k, v in obj.items() if k not in known})
+    return FallacyPrediction(
+        argument_id=obj["argument_id"],
+        fallacy_id=obj["fallacy_id"],
+        predictions=ranked,
+        raw_output=raw_output,
+        unparsed_lines=unparsed,
+        reclassified=reclassified,
+        extra={k: v for k, v in obj.items() if k not in known},
+    )
 
 
-def align_with_gold(arguments: list[Argument], predictions: list[FallacyPrediction], path: str | Path = "<predictions>",
-                    only_predicted: bool = False) -> list[tuple[Argument, object, FallacyPrediction]]:
+def align_with_gold(
+    arguments: list[Argument],
+    predictions: list[FallacyPrediction],
+    path: str | Path = "<predictions>",
+    only_predicted: bool = False,
+) -> list[tuple[Argument, object, FallacyPrediction]]:
     """Pair each gold R_i (file order) with its prediction; a missing R_i is an error unless
     ``only_predicted`` restricts the evaluation to the arguments that have predictions."""
     by_id = {p.fallacy_id: p for p in predictions}
@@ -128,13 +151,18 @@ def align_with_gold(arguments: list[Argument], predictions: list[FallacyPredicti
             else:
                 missing.append(fallacy.id)
     if missing:
-        raise UserError(f"{len(missing)} fallacies of the split have no prediction (first: {missing[0]}).",
-                        path=path, fix="predict every R_i of the split, check --split, or pass --only-predicted.")
+        raise UserError(
+            f"{len(missing)} fallacies of the split have no prediction (first: {missing[0]}).",
+            path=path,
+            fix="predict every R_i of the split, check --split, or pass --only-predicted.",
+        )
     if not pairs:
         raise UserError("no prediction matches an argument of the split.", path=path, fix="check --split.")
     return pairs
 
 
 def ranked_rows(pairs) -> list[RankedRow]:
-    return [RankedRow(argument.id, fallacy.gold_classes, tuple(p.fallacy_class for p in pred.predictions))
-            for argument, fallacy, pred in pairs]
+    return [
+        RankedRow(argument.id, fallacy.gold_classes, tuple(p.fallacy_class for p in pred.predictions))
+        for argument, fallacy, pred in pairs
+    ]

@@ -7,14 +7,16 @@ then ``data/missci`` under the repository root. The name ``sample`` (in any of t
 sample shipped in the package (``missci/sample_data/``, written by ``python -m missci.sample``). It is never
 picked silently: a run on synthetic data must be asked for, so its numbers are not mistaken for Missci's.
 """
+
 from __future__ import annotations
 
 import functools
 import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from common.errors import UserError
 from common.json_files import parse_json, read_json_lines
@@ -26,13 +28,16 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = "sample"
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 LINE_FIX = "each line must be one JSON object; repair the line or re-download the file."
-DOWNLOAD_FIX = ("fetch the files with `python -m missci.download DIR` and pass `--data DIR` (or set MISSCI_DATA); "
-                "`--data sample` (task.data_dir=sample) uses the synthetic sample shipped with the package.")
+DOWNLOAD_FIX = (
+    "fetch the files with `python -m missci.download DIR` and pass `--data DIR` (or set MISSCI_DATA); "
+    "`--data sample` (task.data_dir=sample) uses the synthetic sample shipped with the package."
+)
 
 
 @dataclass(frozen=True)
 class InterchangeableFallacy:
     """One alternative fallacious premise p̄_i,j with its class f_i,j; any one of them bridges the gap."""
+
     id: str
     premise: str
     fallacy_class: str
@@ -41,6 +46,7 @@ class InterchangeableFallacy:
 @dataclass(frozen=True)
 class Fallacy:
     """One fallacious reasoning step R_i of an argument."""
+
     id: str
     context: str
     consolidation_comment: str
@@ -93,8 +99,10 @@ def load_split(split: str, data: str | Path | None = None) -> list[Argument]:
 
 @functools.lru_cache(maxsize=1)
 def _warn_synthetic_once() -> None:
-    log.warning("reading the synthetic Missci sample (%s), not Missci: its scores say nothing about the "
-                "paper's task", SAMPLE_DIR)
+    log.warning(
+        "reading the synthetic Missci sample (%s), not Missci: its scores say nothing about the paper's task",
+        SAMPLE_DIR,
+    )
 
 
 def read_arguments(path: str | Path) -> list[Argument]:
@@ -105,13 +113,21 @@ def read_arguments(path: str | Path) -> list[Argument]:
     for line_number, raw in read_json_lines(path, LINE_FIX, missing_fix=DOWNLOAD_FIX):
         argument = argument_from_json(raw, path, line_number)
         if argument.id in seen:
-            raise UserError(f"duplicate argument id {argument.id!r}.", path=path, line=line_number,
-                            fix="each argument must appear once.")
+            raise UserError(
+                f"duplicate argument id {argument.id!r}.",
+                path=path,
+                line=line_number,
+                fix="each argument must appear once.",
+            )
         seen.add(argument.id)
         for fallacy in argument.fallacies:  # predictions are matched to R_i by this id: it must name one
             if fallacy.id in fallacy_lines:
-                raise UserError(f"duplicate fallacy id {fallacy.id!r} (first at line {fallacy_lines[fallacy.id]}).",
-                                path=path, line=line_number, fix="give every fallacious reasoning step its own id.")
+                raise UserError(
+                    f"duplicate fallacy id {fallacy.id!r} (first at line {fallacy_lines[fallacy.id]}).",
+                    path=path,
+                    line=line_number,
+                    fix="give every fallacious reasoning step its own id.",
+                )
             fallacy_lines[fallacy.id] = line_number
         arguments.append(argument)
     if not arguments:
@@ -161,8 +177,12 @@ class _FieldReader:
         self.path, self.line_number = path, line_number
 
     def fail(self, field: str, problem: str):
-        raise UserError(f"field {field!r} {problem}.", path=self.path, line=self.line_number,
-                        fix="repair the line or re-download the official file.")
+        raise UserError(
+            f"field {field!r} {problem}.",
+            path=self.path,
+            line=self.line_number,
+            fix="repair the line or re-download the official file.",
+        )
 
     def get(self, obj: dict, key: str, where: str) -> Any:
         field = f"{where}.{key}" if where else key
@@ -192,11 +212,19 @@ class _FieldReader:
             alt_obj = self.mapping(alt, alt_where)
             name = self.text(alt_obj, "class", alt_where)
             if name not in CLASS_NAMES:
-                raise UserError(f"field {alt_where}.class has unknown fallacy class {name!r}.", path=self.path,
-                                line=self.line_number, fix=f"use one of the 9 classes: {', '.join(CLASS_NAMES)}.")
-            items.append(InterchangeableFallacy(id=self.text(alt_obj, "id", alt_where),
-                                                premise=self.text(alt_obj, "premise", alt_where),
-                                                fallacy_class=name))
+                raise UserError(
+                    f"field {alt_where}.class has unknown fallacy class {name!r}.",
+                    path=self.path,
+                    line=self.line_number,
+                    fix=f"use one of the 9 classes: {', '.join(CLASS_NAMES)}.",
+                )
+            items.append(
+                InterchangeableFallacy(
+                    id=self.text(alt_obj, "id", alt_where),
+                    premise=self.text(alt_obj, "premise", alt_where),
+                    fallacy_class=name,
+                )
+            )
         comment = obj.get("consolidation_comment")
         if comment is not None and not isinstance(comment, str):
             self.fail(f"{where}.consolidation_comment", "must be a string")

@@ -1,4 +1,5 @@
 """Which arguments a run uses: all of a split, or the first few (quick runs), shared by zero-shot and LoRA."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -6,8 +7,9 @@ import dataclasses
 from missci.dataset.reader import Argument
 
 
-def select(arguments: list[Argument], max_arguments: int | None = None,
-           max_fallacies: int | None = None) -> list[Argument]:
+def select(
+    arguments: list[Argument], max_arguments: int | None = None, max_fallacies: int | None = None
+) -> list[Argument]:
     """The first ``max_arguments`` arguments, keeping at most ``max_fallacies`` R_i overall (quick runs)."""
     chosen, budget = [], max_fallacies
     for argument in arguments[:max_arguments] if max_arguments else arguments:

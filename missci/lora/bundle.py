@@ -6,11 +6,13 @@ download, a colleague's results), so reading one never imports or calls anything
 checked here before the base model is loaded, bundles of earlier releases that held Hydra ``_target_`` nodes are
 translated (known targets only), and a wrong or hostile bundle ends in one message naming the file and field.
 """
+
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, Sequence
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -59,13 +61,30 @@ class Bundle(Strict):
     trained_on_arguments: Annotated[list[Annotated[str, Field(max_length=1000)]], Field(max_length=10**6)] = []
 
 
-def write_bundle(directory: str | Path, *, task: str, llm: dict, prompt: dict, chat, candidates, lora: dict,
-                 trained_on: Sequence[str], fold: int | None) -> Path:
+def write_bundle(
+    directory: str | Path,
+    *,
+    task: str,
+    llm: dict,
+    prompt: dict,
+    chat,
+    candidates,
+    lora: dict,
+    trained_on: Sequence[str],
+    fold: int | None,
+) -> Path:
     """Write the bundle of an adapter folder (``llm``: the run's resolved ``conf/llm``, its backend saved by name)."""
     path = Path(directory) / BUNDLE_FILE
-    content = {"task": task, "llm": named_llm_block(llm), "prompt": prompt, "chat": dataclasses.asdict(chat),
-               "candidates": dataclasses.asdict(candidates), "lora": lora, "fold": fold,
-               "trained_on_arguments": sorted(trained_on)}
+    content = {
+        "task": task,
+        "llm": named_llm_block(llm),
+        "prompt": prompt,
+        "chat": dataclasses.asdict(chat),
+        "candidates": dataclasses.asdict(candidates),
+        "lora": lora,
+        "fold": fold,
+        "trained_on_arguments": sorted(trained_on),
+    }
     check_bundle(content, path)  # what is written can be read back
     return atomic_write_json(path, content)
 
@@ -98,7 +117,10 @@ def read_bundle(directory: str | Path, trust_remote_code: bool = False) -> dict:
     """The checked bundle of an adapter folder (``trust_remote_code``: the user's consent, never the file's)."""
     path = Path(directory) / BUNDLE_FILE
     if not path.is_file():
-        raise UserError(f"{BUNDLE_FILE} is missing, so the base model and prompt settings are unknown.",
-                        path=path.parent, fix="pass a fold<k>/adapter folder written by `python train.py "
-                                              "task=missci-gen mode=finetune` (or missci-cls).")
+        raise UserError(
+            f"{BUNDLE_FILE} is missing, so the base model and prompt settings are unknown.",
+            path=path.parent,
+            fix="pass a fold<k>/adapter folder written by `python train.py "
+            "task=missci-gen mode=finetune` (or missci-cls).",
+        )
     return check_bundle(read_json_object(path, BUNDLE_FILE, BUNDLE_FIX), path, trust_remote_code)

@@ -15,6 +15,7 @@ reloadable with ``python -m missci.predict_lora``), the predictions and ``metric
 a rerun skips finished folds, an interrupted fold resumes exactly from ``checkpoints/last.ckpt``, see
 ``common.checkpointing``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -72,8 +73,13 @@ class FoldPlan:
     predict: list[Argument] = dataclasses.field(default_factory=list)
 
 
-def fold_plans(cv: DictConfig | dict, seed: int, data_dir: str | None, max_arguments: int | None = None,
-               max_fallacies: int | None = None) -> list[FoldPlan]:
+def fold_plans(
+    cv: DictConfig | dict,
+    seed: int,
+    data_dir: str | None,
+    max_arguments: int | None = None,
+    max_fallacies: int | None = None,
+) -> list[FoldPlan]:
     """``cv=official``: train on dev, test on test. Otherwise k folds over dev + test, grouped by
     ``cv.group_by`` (``claim``: default; ``argument``: the earlier argument-level folds).
 
@@ -86,6 +92,7 @@ def fold_plans(cv: DictConfig | dict, seed: int, data_dir: str | None, max_argum
 
     def plan(index: int, train: list[Argument], held_out: list[Argument]) -> FoldPlan:
         return FoldPlan(index, train, held_out, [chosen[a.id] for a in held_out if a.id in chosen])
+
     if cv["name"] == "official":
         return [plan(0, dev, test)]
     folds = grouped_folds(dev + test, int(cv["num_folds"]), seed, str(cv.get("group_by") or "claim"))
@@ -101,13 +108,22 @@ def load_base_model(llm: dict[str, Any]):
         import torch
         from transformers import BitsAndBytesConfig
 
-        spec = dataclasses.replace(spec, load_in_4bit=False, extra={
-            **spec.extra, "device_map": {"": torch.cuda.current_device()},
-            "quantization_config": BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
-                                                      bnb_4bit_use_double_quant=True,
-                                                      bnb_4bit_compute_dtype=torch.bfloat16,
-                                                      # bf16 storage lets FSDP (trainer=fsdp) shard the 4-bit weights
-                                                      bnb_4bit_quant_storage=torch.bfloat16)})
+        spec = dataclasses.replace(
+            spec,
+            load_in_4bit=False,
+            extra={
+                **spec.extra,
+                "device_map": {"": torch.cuda.current_device()},
+                "quantization_config": BitsAndBytesConfig(
+                    load_in_4bit=True,
+                    bnb_4bit_quant_type="nf4",
+                    bnb_4bit_use_double_quant=True,
+                    bnb_4bit_compute_dtype=torch.bfloat16,
+                    # bf16 storage lets FSDP (trainer=fsdp) shard the 4-bit weights
+                    bnb_4bit_quant_storage=torch.bfloat16,
+                ),
+            },
+        )
     model, tokenizer = load_causal_lm(spec)
     return model, tokenizer, quantized
 
@@ -119,39 +135,67 @@ def train_loader(features: list[dict], batch_size: int, pad_token_id: int, seed:
     from torch.utils.data import DataLoader
 
     # the order is a function of (seed, epoch), so a resumed fold sees the batches of an uninterrupted one
-    return DataLoader(features, batch_size=batch_size, sampler=EpochShuffle(len(features), seed),
-                      generator=torch.Generator().manual_seed(seed),
-                      collate_fn=functools.partial(pad_batch, pad_token_id=pad_token_id))
+    return DataLoader(
+        features,
+        batch_size=batch_size,
+        sampler=EpochShuffle(len(features), seed),
+        generator=torch.Generator().manual_seed(seed),
+        collate_fn=functools.partial(pad_batch, pad_token_id=pad_token_id),
+    )
 
 
 def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) -> dict:
     settings = OmegaConf.to_container(cfg.task, resolve=True)
     lora, llm = settings["lora"], OmegaConf.to_container(cfg.llm, resolve=True)
     options = PromptOptions(**settings["prompt"])
-    chat = ChatSettings(settings["generation"].get("use_chat_template", True),
-                        settings["generation"].get("system_prompt"))
+    chat = ChatSettings(
+        settings["generation"].get("use_chat_template", True), settings["generation"].get("system_prompt")
+    )
     candidates = CandidateSettings(**{**lora["candidates"], "seed": int(cfg.seed)})
     fold = FoldTrainer(cfg, plan.index, fold_dir)
 
     model, tokenizer, quantized = load_base_model(llm)
-    peft_model = add_lora(model, LoraSettings(lora["rank"], lora["alpha"], lora["dropout"], lora["target_modules"]),
-                          quantized, bool(lora.get("gradient_checkpointing", False)))
+    peft_model = add_lora(
+        model,
+        LoraSettings(lora["rank"], lora["alpha"], lora["dropout"], lora["target_modules"]),
+        quantized,
+        bool(lora.get("gradient_checkpointing", False)),
+    )
     trainable, total = count_parameters(peft_model)
-    examples = task.examples(plan.train, options)[:lora.get("max_train_examples") or None]
+    examples = task.examples(plan.train, options)[: lora.get("max_train_examples") or None]
     features = encode_examples(tokenizer, examples, chat.use_chat_template, chat.system_prompt, lora["max_length"])
-    log.info("fold %d: %d training examples from %d arguments; %d of %d parameters train", plan.index,
-             len(features), len(plan.train), trainable, total)
+    log.info(
+        "fold %d: %d training examples from %d arguments; %d of %d parameters train",
+        plan.index,
+        len(features),
+        len(plan.train),
+        trainable,
+        total,
+    )
 
-    module = LoraCausalLM(peft_model, OptimiserSettings(lora["learning_rate"], lora["weight_decay"],
-                                                        lora["warmup_steps"]))
-    fold.fit(module, {"max_epochs": lora["max_epochs"], "max_steps": lora["max_steps"]},
-             train_dataloaders=train_loader(features, lora["batch_size"], tokenizer.pad_token_id, cfg.seed + plan.index))
+    module = LoraCausalLM(
+        peft_model, OptimiserSettings(lora["learning_rate"], lora["weight_decay"], lora["warmup_steps"])
+    )
+    fold.fit(
+        module,
+        {"max_epochs": lora["max_epochs"], "max_steps": lora["max_steps"]},
+        train_dataloaders=train_loader(features, lora["batch_size"], tokenizer.pad_token_id, cfg.seed + plan.index),
+    )
     if not fold.is_global_zero:
         return {"fold": plan.index}
 
     adapter_dir = save_adapter(peft_model, fold_dir / "adapter")
-    write_bundle(adapter_dir, task=task.name, llm=llm, prompt=settings["prompt"], chat=chat, candidates=candidates,
-                 lora=lora, trained_on=[a.id for a in plan.train], fold=plan.index)
+    write_bundle(
+        adapter_dir,
+        task=task.name,
+        llm=llm,
+        prompt=settings["prompt"],
+        chat=chat,
+        candidates=candidates,
+        lora=lora,
+        trained_on=[a.id for a in plan.train],
+        fold=plan.index,
+    )
     predictor = peft_model
     if lora.get("merge"):
         predictor = merge_adapter(peft_model)
@@ -164,10 +208,18 @@ def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) ->
     prediction_file = task.write(fold_dir / task.file_name, outputs)
     scored = task.score(test_arguments, outputs, int(settings.get("max_k", 6)), premise_metrics_from_settings(settings))
     scores = scored.metrics
-    result = {"fold": plan.index, "train_arguments": len(plan.train), "train_examples": len(features),
-              "test_arguments": len(test_arguments), "trainable_parameters": trainable,
-              "total_parameters": total, "prediction_file": str(prediction_file), "test": scores,
-              "unavailable": scored.unavailable, "models": scored.models}
+    result = {
+        "fold": plan.index,
+        "train_arguments": len(plan.train),
+        "train_examples": len(features),
+        "test_arguments": len(test_arguments),
+        "trainable_parameters": trainable,
+        "total_parameters": total,
+        "prediction_file": str(prediction_file),
+        "test": scores,
+        "unavailable": scored.unavailable,
+        "models": scored.models,
+    }
     fold.close({f"test/{k}": v for k, v in scores.items()}, prediction_file)
     atomic_write_json(fold_dir / "metrics.json", result)
     return result
@@ -192,21 +244,28 @@ def run_lora(cfg: DictConfig, task: LoraTask) -> dict[str, float]:
     exp_dir = Path(cfg.paths.results_dir) / cfg.name
     data_dir = cfg.task.get("data_dir")
     with exclusive_experiment(exp_dir):
-        plans = fold_plans(cfg.cv, int(cfg.seed), data_dir, cfg.task.get("max_arguments"),
-                           cfg.task.get("max_fallacies"))
+        plans = fold_plans(
+            cfg.cv, int(cfg.seed), data_dir, cfg.task.get("max_arguments"), cfg.task.get("max_fallacies")
+        )
         guard_same_experiment(cfg, exp_dir)
         idle = [plan.index for plan in plans if not plan.predict]
         if idle:  # a reduced run (max_arguments/max_fallacies) chose none of these folds' R_i: training them is waste
             log.info("folds %s hold none of the chosen R_i and are not trained", idle)
-        results = run_folds(cfg, exp_dir, [plan for plan in plans if plan.predict], lambda plan: plan.index,
-                            lambda plan, fold_dir: run_fold(cfg, task, plan, fold_dir))
+        results = run_folds(
+            cfg,
+            exp_dir,
+            [plan for plan in plans if plan.predict],
+            lambda plan: plan.index,
+            lambda plan, fold_dir: run_fold(cfg, task, plan, fold_dir),
+        )
         if results is None:
             return {}
         return report(cfg, task, plans, results, exp_dir, load_split("test", data_dir))
 
 
-def pooled_views(plans: list[FoldPlan], results: list[dict], official_test: list[Argument], official_cv: bool
-                 ) -> dict[str, list[Argument]]:
+def pooled_views(
+    plans: list[FoldPlan], results: list[dict], official_test: list[Argument], official_cv: bool
+) -> dict[str, list[Argument]]:
     """The predicted arguments of every finished fold, pooled: ``test`` (those of the official test split) and,
     for k-fold CV, ``all`` (each argument was predicted once, by the fold that held it out)."""
     by_index = {plan.index: plan for plan in plans}
@@ -218,19 +277,28 @@ def pooled_views(plans: list[FoldPlan], results: list[dict], official_test: list
     return views
 
 
-def pooled_scores(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list[dict],
-                  official_test: list[Argument]) -> dict[str, TaskScores]:
+def pooled_scores(
+    cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list[dict], official_test: list[Argument]
+) -> dict[str, TaskScores]:
     """Scores of all folds' predictions together, per view of :func:`pooled_views`."""
     settings = OmegaConf.to_container(cfg.task, resolve=True)
     outputs = [output for result in results for output in task.read(result["prediction_file"])]
     max_k, premises = int(settings.get("max_k", 6)), premise_metrics_from_settings(settings)
     views = pooled_views(plans, results, official_test, cfg.cv.name == "official")
-    return {view: task.score(arguments, outputs, max_k, premises) if arguments else TaskScores({})
-            for view, arguments in views.items()}
+    return {
+        view: task.score(arguments, outputs, max_k, premises) if arguments else TaskScores({})
+        for view, arguments in views.items()
+    }
 
 
-def report(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list[dict], exp_dir: Path,
-           official_test: list[Argument]) -> dict[str, float]:
+def report(
+    cfg: DictConfig,
+    task: LoraTask,
+    plans: list[FoldPlan],
+    results: list[dict],
+    exp_dir: Path,
+    official_test: list[Argument],
+) -> dict[str, float]:
     finished = [r for r in results if "test" in r]
     if not finished:
         return {}
@@ -239,17 +307,29 @@ def report(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list
     per_fold = {}
     for metric in finished[0]["test"]:
         per_fold[metric] = mean_std(r["test"][metric] for r in finished if metric in r["test"])
-    table = results_table(f"{task.name} · LoRA · {cfg.llm.name} · cv={cfg.cv.name}", pooled, per_fold,
-                          len(finished), int(cfg.task.lora.candidates.num_candidates))
+    table = results_table(
+        f"{task.name} · LoRA · {cfg.llm.name} · cv={cfg.cv.name}",
+        pooled,
+        per_fold,
+        len(finished),
+        int(cfg.task.lora.candidates.num_candidates),
+    )
     atomic_write_text(exp_dir / "results.md", table)
     views = pooled_views(plans, finished, official_test, cfg.cv.name == "official")
-    evaluated = {view: {"arguments": len(arguments), "fallacies": sum(len(a.fallacies) for a in arguments)}
-                 for view, arguments in views.items()}
-    summary = {"folds": finished, "pooled": pooled, "per_fold": per_fold, "evaluated": evaluated,
-               # why a premise metric is missing (e.g. the NLI model is not available offline), and which models
-               # produced the others: missci.report prints both under its table
-               "unavailable": {k: v for scores in scored.values() for k, v in scores.unavailable.items()},
-               "models": {k: v for scores in scored.values() for k, v in scores.models.items()}}
+    evaluated = {
+        view: {"arguments": len(arguments), "fallacies": sum(len(a.fallacies) for a in arguments)}
+        for view, arguments in views.items()
+    }
+    summary = {
+        "folds": finished,
+        "pooled": pooled,
+        "per_fold": per_fold,
+        "evaluated": evaluated,
+        # why a premise metric is missing (e.g. the NLI model is not available offline), and which models
+        # produced the others: missci.report prints both under its table
+        "unavailable": {k: v for scores in scored.values() for k, v in scores.unavailable.items()},
+        "models": {k: v for scores in scored.values() for k, v in scores.models.items()},
+    }
     if task.name == CLASSIFICATION.name:  # per-class scores and confusion of the pooled rows, beside Table 3
         rows = [row for result in finished for row in task.read(result["prediction_file"])]
         summary["classes"] = {}
@@ -264,8 +344,9 @@ def report(cfg: DictConfig, task: LoraTask, plans: list[FoldPlan], results: list
     return metrics
 
 
-def results_table(title: str, pooled: dict[str, dict[str, float]], per_fold: dict[str, dict[str, float]],
-                  num_folds: int, k: int) -> str:
+def results_table(
+    title: str, pooled: dict[str, dict[str, float]], per_fold: dict[str, dict[str, float]], num_folds: int, k: int
+) -> str:
     names = [m for m in TABLE_METRICS + (f"p@{k}", f"arg@{k}") if m in per_fold]
     names = list(dict.fromkeys(names))
     views = [v for v in ("test", "all") if pooled.get(v)]

@@ -8,11 +8,12 @@ parsed and scored by the same code as a zero-shot one, and a test can check that
 Each interchangeable fallacy (premise, class) of an R_i is its own example: any one of them bridges the gap,
 so all are correct targets for the same prompt.
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from missci.dataset.reader import Argument
 from missci.prompting.prompts import (
@@ -32,8 +33,8 @@ IGNORE_INDEX = -100  # label of tokens that do not count in the loss (prompt and
 class SftExample:
     argument_id: str
     fallacy_id: str
-    prompt: str   # the task text, before the chat template
-    answer: str   # what the model must write after the prompt
+    prompt: str  # the task text, before the chat template
+    answer: str  # what the model must write after the prompt
 
 
 def reconstruction_answer(premise: str, fallacy_class: str) -> str:
@@ -46,16 +47,32 @@ def classification_answer(fallacy_class: str) -> str:
 
 def reconstruction_examples(arguments: Sequence[Argument], options: PromptOptions) -> list[SftExample]:
     """One example per interchangeable (premise, class) of every R_i (missci-gen)."""
-    return [SftExample(argument.id, fallacy.id, reconstruction_prompt(argument, fallacy, options),
-                       reconstruction_answer(alt.premise, alt.fallacy_class))
-            for argument in arguments for fallacy in argument.fallacies for alt in fallacy.interchangeable]
+    return [
+        SftExample(
+            argument.id,
+            fallacy.id,
+            reconstruction_prompt(argument, fallacy, options),
+            reconstruction_answer(alt.premise, alt.fallacy_class),
+        )
+        for argument in arguments
+        for fallacy in argument.fallacies
+        for alt in fallacy.interchangeable
+    ]
 
 
 def classification_examples(arguments: Sequence[Argument], options: PromptOptions) -> list[SftExample]:
     """One example per interchangeable fallacy with its gold premise in the prompt (missci-cls)."""
-    return [SftExample(argument.id, fallacy.id, classification_prompt(argument, fallacy, alt.premise, options),
-                       classification_answer(alt.fallacy_class))
-            for argument in arguments for fallacy in argument.fallacies for alt in fallacy.interchangeable]
+    return [
+        SftExample(
+            argument.id,
+            fallacy.id,
+            classification_prompt(argument, fallacy, alt.premise, options),
+            classification_answer(alt.fallacy_class),
+        )
+        for argument in arguments
+        for fallacy in argument.fallacies
+        for alt in fallacy.interchangeable
+    ]
 
 
 def end_of_answer_ids(tokenizer) -> list[int]:
@@ -66,8 +83,13 @@ def end_of_answer_ids(tokenizer) -> list[int]:
     return []
 
 
-def encode_example(tokenizer, example: SftExample, use_chat_template: bool = True,
-                   system_prompt: str | None = None, max_length: int | None = None) -> dict[str, list[int]]:
+def encode_example(
+    tokenizer,
+    example: SftExample,
+    use_chat_template: bool = True,
+    system_prompt: str | None = None,
+    max_length: int | None = None,
+) -> dict[str, list[int]]:
     """Token ids of prompt + answer and labels that are ``IGNORE_INDEX`` on every prompt token.
 
     Prompt and answer are tokenised separately, exactly as at generation time (the rendered prompt is encoded
@@ -82,16 +104,28 @@ def encode_example(tokenizer, example: SftExample, use_chat_template: bool = Tru
     if max_length is not None and len(prompt_ids) + len(answer_ids) > max_length:
         keep = max(max_length - len(answer_ids), 1)
         prompt_ids, truncated = prompt_ids[-keep:], True
-    return {"input_ids": list(prompt_ids) + list(answer_ids),
-            "labels": [IGNORE_INDEX] * len(prompt_ids) + list(answer_ids),
-            "truncated": truncated}
+    return {
+        "input_ids": list(prompt_ids) + list(answer_ids),
+        "labels": [IGNORE_INDEX] * len(prompt_ids) + list(answer_ids),
+        "truncated": truncated,
+    }
 
 
-def encode_examples(tokenizer, examples: Sequence[SftExample], use_chat_template: bool = True,
-                    system_prompt: str | None = None, max_length: int | None = None) -> list[dict[str, list[int]]]:
+def encode_examples(
+    tokenizer,
+    examples: Sequence[SftExample],
+    use_chat_template: bool = True,
+    system_prompt: str | None = None,
+    max_length: int | None = None,
+) -> list[dict[str, list[int]]]:
     encoded = [encode_example(tokenizer, e, use_chat_template, system_prompt, max_length) for e in examples]
     cut = sum(bool(e.pop("truncated")) for e in encoded)
     if cut:
-        log.warning("%d of %d training examples were longer than max_length=%s; their prompts were cut from the "
-                    "left (raise lora.max_length to keep them whole).", cut, len(encoded), max_length)
+        log.warning(
+            "%d of %d training examples were longer than max_length=%s; their prompts were cut from the "
+            "left (raise lora.max_length to keep them whole).",
+            cut,
+            len(encoded),
+            max_length,
+        )
     return encoded

@@ -1,12 +1,14 @@
 """The two LoRA tasks on Missci (reconstruction, classification of the gold premise): candidate generation, scoring, and the adapter bundle."""
+
 from __future__ import annotations
 
 import dataclasses
 import json
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from common.errors import UserError
 from common.io import atomic_write_text
@@ -27,8 +29,9 @@ log = logging.getLogger(__name__)
 @dataclass
 class CandidateSettings:
     """How the k ranked candidates are decoded (``lora.candidates`` in the task config)."""
+
     num_candidates: int = 3
-    strategy: str = "beam"        # "beam": k best beams; "sample": k samples (temperature, top_p, seed)
+    strategy: str = "beam"  # "beam": k best beams; "sample": k samples (temperature, top_p, seed)
     max_new_tokens: int = 96
     temperature: float = 0.7
     top_p: float = 0.95
@@ -44,27 +47,40 @@ class ChatSettings:
 
 def candidate_decoding(settings: CandidateSettings, k: int) -> Decoding:
     """The backend-neutral decoding of ``k`` ranked candidates under ``settings.strategy``."""
-    common = {"max_new_tokens": settings.max_new_tokens, "k": k, "seed": settings.seed,
-              "batch_size": settings.batch_size}
+    common = {
+        "max_new_tokens": settings.max_new_tokens,
+        "k": k,
+        "seed": settings.seed,
+        "batch_size": settings.batch_size,
+    }
     strategies = {
         "beam": lambda: Decoding(beams=k, **common),
         "sample": lambda: Decoding(sample=True, temperature=settings.temperature, top_p=settings.top_p, **common),
     }
     if settings.strategy not in strategies:
-        raise UserError(f"unknown candidate strategy {settings.strategy!r}.",
-                        fix=f"set lora.candidates.strategy to one of {', '.join(strategies)}.")
+        raise UserError(
+            f"unknown candidate strategy {settings.strategy!r}.",
+            fix=f"set lora.candidates.strategy to one of {', '.join(strategies)}.",
+        )
     return strategies[settings.strategy]()
 
 
-def generate_candidates(model, tokenizer, prompts: Sequence[str], settings: CandidateSettings,
-                        chat: ChatSettings = ChatSettings(), k: int | None = None) -> list[list[str]]:
+def generate_candidates(
+    model,
+    tokenizer,
+    prompts: Sequence[str],
+    settings: CandidateSettings,
+    chat: ChatSettings = ChatSettings(),
+    k: int | None = None,
+) -> list[list[str]]:
     """For each task prompt, ``k`` generated continuations in rank order (best first), in input order.
 
     ``model`` is a loaded (peft) causal LM, run by the transformers backend in length-sorted batches of
     ``settings.batch_size`` prompts, or any ``GenerationBackend`` (e.g. vLLM; ``tokenizer`` is then unused)."""
     backend = model if isinstance(model, GenerationBackend) else TransformersBackend(model, tokenizer)
-    return backend.complete_prompts(prompts, candidate_decoding(settings, k or settings.num_candidates),
-                                    chat.use_chat_template, chat.system_prompt)
+    return backend.complete_prompts(
+        prompts, candidate_decoding(settings, k or settings.num_candidates), chat.use_chat_template, chat.system_prompt
+    )
 
 
 def ranked_pairs(texts: Sequence[str]) -> tuple[list[tuple[str, str]], int]:
@@ -78,33 +94,63 @@ def ranked_pairs(texts: Sequence[str]) -> tuple[list[tuple[str, str]], int]:
     return pairs, unparsed
 
 
-def predict_reconstructions(model, tokenizer, arguments: Sequence[Argument], options: PromptOptions,
-                            settings: CandidateSettings, chat: ChatSettings = ChatSettings()
-                            ) -> list[FallacyPrediction]:
+def predict_reconstructions(
+    model,
+    tokenizer,
+    arguments: Sequence[Argument],
+    options: PromptOptions,
+    settings: CandidateSettings,
+    chat: ChatSettings = ChatSettings(),
+) -> list[FallacyPrediction]:
     """missci-gen: one ranked prediction per R_i of ``arguments``."""
     pairs = list(iter_fallacies(list(arguments)))
-    outputs = generate_candidates(model, tokenizer, [reconstruction_prompt(a, f, options) for a, f in pairs],
-                                  settings, chat)
+    outputs = generate_candidates(
+        model, tokenizer, [reconstruction_prompt(a, f, options) for a, f in pairs], settings, chat
+    )
     predictions = []
     for (argument, fallacy), texts in zip(pairs, outputs):
         ranked, unparsed = ranked_pairs(texts)
-        predictions.append(FallacyPrediction(argument.id, fallacy.id, [RankedPremise(c, p) for c, p in ranked],
-                                             raw_output="\n".join(texts), unparsed_lines=unparsed,
-                                             extra={"candidate_outputs": list(texts)}))
+        predictions.append(
+            FallacyPrediction(
+                argument.id,
+                fallacy.id,
+                [RankedPremise(c, p) for c, p in ranked],
+                raw_output="\n".join(texts),
+                unparsed_lines=unparsed,
+                extra={"candidate_outputs": list(texts)},
+            )
+        )
     return predictions
 
 
-def predict_classes(model, tokenizer, arguments: Sequence[Argument], options: PromptOptions,
-                    settings: CandidateSettings, chat: ChatSettings = ChatSettings()) -> list[dict[str, Any]]:
+def predict_classes(
+    model,
+    tokenizer,
+    arguments: Sequence[Argument],
+    options: PromptOptions,
+    settings: CandidateSettings,
+    chat: ChatSettings = ChatSettings(),
+) -> list[dict[str, Any]]:
     """missci-cls: the class of every interchangeable gold premise (greedy, one sequence)."""
     rows = [(f, alt) for a in arguments for f in a.fallacies for alt in f.interchangeable]
-    prompts = [classification_prompt(a, f, alt.premise, options)
-               for a in arguments for f in a.fallacies for alt in f.interchangeable]
+    prompts = [
+        classification_prompt(a, f, alt.premise, options)
+        for a in arguments
+        for f in a.fallacies
+        for alt in f.interchangeable
+    ]
     greedy = dataclasses.replace(settings, strategy="beam")
     outputs = generate_candidates(model, tokenizer, prompts, greedy, chat, k=1)
-    return [{"id": alt.id, "fallacy_id": f.id, "gold": alt.fallacy_class,
-             "predicted": parse_output(texts[0]).classes[0], "raw_output": texts[0]}
-            for (f, alt), texts in zip(rows, outputs)]
+    return [
+        {
+            "id": alt.id,
+            "fallacy_id": f.id,
+            "gold": alt.fallacy_class,
+            "predicted": parse_output(texts[0]).classes[0],
+            "raw_output": texts[0],
+        }
+        for (f, alt), texts in zip(rows, outputs)
+    ]
 
 
 def write_class_rows(path: str | Path, rows: Sequence[dict]) -> Path:
@@ -119,24 +165,31 @@ def read_class_rows(path: str | Path) -> list[dict]:
 class TaskScores:
     """A task's scores, and for premise metrics the models that produced them (``models``) or why a metric could
     not be computed (``unavailable``), so results files and ``missci.report`` can say so instead of a number."""
+
     metrics: dict[str, float]
     unavailable: dict[str, str] = dataclasses.field(default_factory=dict)
     models: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
-def score_reconstructions(arguments: Sequence[Argument], predictions: Sequence[FallacyPrediction], max_k: int,
-                          premises: PremiseMetricConfig | None) -> TaskScores:
+def score_reconstructions(
+    arguments: Sequence[Argument],
+    predictions: Sequence[FallacyPrediction],
+    max_k: int,
+    premises: PremiseMetricConfig | None,
+) -> TaskScores:
     from missci.analysis.evaluation import evaluate
 
     result = evaluate(list(arguments), list(predictions), max_k, premises)
     for metric, reason in result["unavailable"].items():
         log.warning("%s unavailable: %s", metric, reason)
-    return TaskScores({k: float(v) for k, v in result["metrics"].items()}, dict(result["unavailable"]),
-                      dict(result["models"]))
+    return TaskScores(
+        {k: float(v) for k, v in result["metrics"].items()}, dict(result["unavailable"]), dict(result["models"])
+    )
 
 
-def score_class_rows(arguments: Sequence[Argument], rows: Sequence[dict], max_k: int = 1,
-                     premises: PremiseMetricConfig | None = None) -> TaskScores:
+def score_class_rows(
+    arguments: Sequence[Argument], rows: Sequence[dict], max_k: int = 1, premises: PremiseMetricConfig | None = None
+) -> TaskScores:
     wanted = {alt.id for a in arguments for f in a.fallacies for alt in f.interchangeable}
     rows = [r for r in rows if r["id"] in wanted]
     return TaskScores(classification_metrics([r["gold"] for r in rows], [r["predicted"] for r in rows]))
@@ -145,28 +198,48 @@ def score_class_rows(arguments: Sequence[Argument], rows: Sequence[dict], max_k:
 @dataclass(frozen=True)
 class LoraTask:
     """Everything task-specific of LoRA training and prediction, so runner and CLI stay generic."""
+
     name: str
-    examples: Callable[..., list[SftExample]]   # (arguments, options) -> training examples
-    predict: Callable[..., list]                # (model, tokenizer, arguments, options, settings, chat)
-    write: Callable[..., Path]                  # (path, outputs)
-    read: Callable[..., list]                   # (path) -> outputs
-    score: Callable[..., TaskScores]            # (arguments, outputs, max_k, premise config)
+    examples: Callable[..., list[SftExample]]  # (arguments, options) -> training examples
+    predict: Callable[..., list]  # (model, tokenizer, arguments, options, settings, chat)
+    write: Callable[..., Path]  # (path, outputs)
+    read: Callable[..., list]  # (path) -> outputs
+    score: Callable[..., TaskScores]  # (arguments, outputs, max_k, premise config)
     file_name: str
 
 
-RECONSTRUCTION = LoraTask("missci-gen", reconstruction_examples, predict_reconstructions, write_predictions,
-                          read_predictions, score_reconstructions, "predictions.jsonl")
+RECONSTRUCTION = LoraTask(
+    "missci-gen",
+    reconstruction_examples,
+    predict_reconstructions,
+    write_predictions,
+    read_predictions,
+    score_reconstructions,
+    "predictions.jsonl",
+)
 
 
-CLASSIFICATION = LoraTask("missci-cls", classification_examples, predict_classes, write_class_rows,
-                          read_class_rows, score_class_rows, "classify.jsonl")
+CLASSIFICATION = LoraTask(
+    "missci-cls",
+    classification_examples,
+    predict_classes,
+    write_class_rows,
+    read_class_rows,
+    score_class_rows,
+    "classify.jsonl",
+)
 
 
 TASKS = {task.name: task for task in (RECONSTRUCTION, CLASSIFICATION)}
 
 
-def load_tuned_backend(directory: str | Path, merge: bool = False, device: str | None = None,
-                       backend: str | None = None, trust_remote_code: bool = False) -> tuple[GenerationBackend, dict]:
+def load_tuned_backend(
+    directory: str | Path,
+    merge: bool = False,
+    device: str | None = None,
+    backend: str | None = None,
+    trust_remote_code: bool = False,
+) -> tuple[GenerationBackend, dict]:
     """``(backend, bundle)``: the bundle's base model with the adapter attached (or merged), served by the
     bundle's backend or the one named by the user (``--backend``). The bundle is checked first
     (``missci.lora.bundle``); its names map through ``models.llm.backend_registry``, nothing in it is imported."""

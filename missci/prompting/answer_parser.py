@@ -7,6 +7,7 @@ Accepted shapes (case-insensitive, list markers and markdown emphasis ignored):
 Class texts are normalised to the 9 classes or "Other". Lines that fit none of these count as unparsed.
 If nothing fits, the first class name mentioned anywhere is used (premise empty), else ("Other", "").
 """
+
 from __future__ import annotations
 
 import re
@@ -17,10 +18,12 @@ from missci.dataset.classes import OTHER, normalise_class
 _MARKERS = re.compile(r"^\s*(?:[-*•>]+|\(?\d+[.)]|\(?[a-z][.)]\s)?\s*")
 _CLASS_KEY = r"(?:applied\s+)?(?:fallacy|fallacy\s+class|class|fallacy\s+type|type\s+of\s+fallacy)"
 _PREMISE_KEY = r"(?:fallacious\s+|hidden\s+|missing\s+)?premise(?:\s*\d+(?:\.\d+)?)?"
-_SAME_LINE = re.compile(rf"{_PREMISE_KEY}\s*[:=]\s*(?P<premise>.+?)\s*[;,.|]?\s*{_CLASS_KEY}\s*[:=]\s*(?P<cls>.+)$",
-                        re.IGNORECASE)
-_CLASS_FIRST = re.compile(rf"{_CLASS_KEY}\s*[:=]\s*(?P<cls>[^;|]+?)\s*[;,|]\s*{_PREMISE_KEY}\s*[:=]\s*(?P<premise>.+)$",
-                          re.IGNORECASE)
+_SAME_LINE = re.compile(
+    rf"{_PREMISE_KEY}\s*[:=]\s*(?P<premise>.+?)\s*[;,.|]?\s*{_CLASS_KEY}\s*[:=]\s*(?P<cls>.+)$", re.IGNORECASE
+)
+_CLASS_FIRST = re.compile(
+    rf"{_CLASS_KEY}\s*[:=]\s*(?P<cls>[^;|]+?)\s*[;,|]\s*{_PREMISE_KEY}\s*[:=]\s*(?P<premise>.+)$", re.IGNORECASE
+)
 _PREMISE_ONLY = re.compile(rf"^{_PREMISE_KEY}\s*[:=]\s*(?P<premise>.+)$", re.IGNORECASE)
 _CLASS_ONLY = re.compile(rf"^{_CLASS_KEY}\s*[:=]\s*(?P<cls>.+)$", re.IGNORECASE)
 

@@ -6,6 +6,7 @@ The reconstruction wording follows the paper's best template idea ("p4-connect":
 premise that connects the accurate premise and the publication context to the claim); the wording itself is
 this project's. The model's chat template is applied later (models/llm/generation.py), not here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,16 +20,17 @@ ANSWER_CLASS = "Applied fallacy class"
 
 @dataclass(frozen=True)
 class PromptOptions:
-    definitions: bool = True      # D
-    logical_forms: bool = False   # L
-    examples: bool = False        # E
-    num_candidates: int = 3       # how many ranked answers to ask for (reconstruction / no-premise)
+    definitions: bool = True  # D
+    logical_forms: bool = False  # L
+    examples: bool = False  # E
+    num_candidates: int = 3  # how many ranked answers to ask for (reconstruction / no-premise)
 
     @property
     def tag(self) -> str:
-        """"D", "LE", … or "names" — used in file names of runs."""
-        letters = "".join(letter for letter, on in (("D", self.definitions), ("L", self.logical_forms),
-                                                    ("E", self.examples)) if on)
+        """ "D", "LE", … or "names" — used in file names of runs."""
+        letters = "".join(
+            letter for letter, on in (("D", self.definitions), ("L", self.logical_forms), ("E", self.examples)) if on
+        )
         return letters or "names"
 
 
@@ -51,15 +53,19 @@ def class_catalogue(options: PromptOptions) -> str:
 
 
 def _setting(argument: Argument, fallacy: Fallacy) -> str:
-    lines = [f"Claim (conclusion): {argument.claim}",
-             f"Premise 1 (accurate, from the publication): {argument.accurate_premise}"]
+    lines = [
+        f"Claim (conclusion): {argument.claim}",
+        f"Premise 1 (accurate, from the publication): {argument.accurate_premise}",
+    ]
     if fallacy.context.strip():
         lines.append(f"Premise 2 (further content of the publication): {fallacy.context}")
     return "\n".join(lines)
 
 
-INTRO = ("A claim misrepresents a scientific publication. The reasoning starts from accurate content of the "
-         "publication but only reaches the claim through a hidden fallacious premise.")
+INTRO = (
+    "A claim misrepresents a scientific publication. The reasoning starts from accurate content of the "
+    "publication but only reaches the claim through a hidden fallacious premise."
+)
 
 
 def reconstruction_prompt(argument: Argument, fallacy: Fallacy, options: PromptOptions = PromptOptions()) -> str:
@@ -75,8 +81,9 @@ def reconstruction_prompt(argument: Argument, fallacy: Fallacy, options: PromptO
     )
 
 
-def classification_prompt(argument: Argument, fallacy: Fallacy, premise: str,
-                          options: PromptOptions = PromptOptions()) -> str:
+def classification_prompt(
+    argument: Argument, fallacy: Fallacy, premise: str, options: PromptOptions = PromptOptions()
+) -> str:
     """Ask for the class of a given fallacious premise (gold premise, or the model's own for consistency)."""
     return (
         f"{INTRO}\n\n{_setting(argument, fallacy)}\n{ANSWER_PREMISE}: {premise}\n\n"
@@ -86,8 +93,9 @@ def classification_prompt(argument: Argument, fallacy: Fallacy, premise: str,
     )
 
 
-def classification_without_premise_prompt(argument: Argument, fallacy: Fallacy,
-                                          options: PromptOptions = PromptOptions()) -> str:
+def classification_without_premise_prompt(
+    argument: Argument, fallacy: Fallacy, options: PromptOptions = PromptOptions()
+) -> str:
     """Ask only for ranked fallacy classes of the gap between the premises and the claim."""
     return (
         f"{INTRO}\n\n{_setting(argument, fallacy)}\n\n"

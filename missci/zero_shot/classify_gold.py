@@ -4,6 +4,7 @@ Hydra: ``python train.py task=missci-cls llm=... mode=zero-shot``. Writes
 ``<output_dir>/classify-<split>.jsonl`` (one line per interchangeable fallacy: id, gold and predicted class,
 raw output) and ``metrics-classify-<split>.json``; returns accuracy and macro-F1.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,13 +23,21 @@ from models.llm.backends import GenerationBackend, build_backend
 from models.llm.generation import GenerationSettings
 
 
-def classify_gold_premises(backend: GenerationBackend, arguments, options: PromptOptions,
-                           settings: GenerationSettings) -> list[dict[str, Any]]:
+def classify_gold_premises(
+    backend: GenerationBackend, arguments, options: PromptOptions, settings: GenerationSettings
+) -> list[dict[str, Any]]:
     rows = [(a, f, alt) for a in arguments for f in a.fallacies for alt in f.interchangeable]
     outputs = backend.generate([classification_prompt(a, f, alt.premise, options) for a, f, alt in rows], settings)
-    return [{"id": alt.id, "fallacy_id": f.id, "gold": alt.fallacy_class,
-             "predicted": parse_output(text).classes[0], "raw_output": text}
-            for (a, f, alt), text in zip(rows, outputs)]
+    return [
+        {
+            "id": alt.id,
+            "fallacy_id": f.id,
+            "gold": alt.fallacy_class,
+            "predicted": parse_output(text).classes[0],
+            "raw_output": text,
+        }
+        for (a, f, alt), text in zip(rows, outputs)
+    ]
 
 
 def class_details(rows: list[dict]) -> dict:
@@ -38,21 +47,37 @@ def class_details(rows: list[dict]) -> dict:
     return {"per_class": report["per_class"], "confusion": report["confusion"], "paper": classification_reference()}
 
 
-def classify_split(*, llm: dict[str, Any], split: str = "dev", data_dir: str | None = None,
-                       prompt: dict[str, Any] | None = None, generation: dict[str, Any] | None = None,
-                       output_dir: str | Path = "outputs/missci", max_arguments: int | None = None,
-                       max_fallacies: int | None = None) -> dict[str, float]:
+def classify_split(
+    *,
+    llm: dict[str, Any],
+    split: str = "dev",
+    data_dir: str | None = None,
+    prompt: dict[str, Any] | None = None,
+    generation: dict[str, Any] | None = None,
+    output_dir: str | Path = "outputs/missci",
+    max_arguments: int | None = None,
+    max_fallacies: int | None = None,
+) -> dict[str, float]:
     arguments = select(load_split(split, data_dir), max_arguments, max_fallacies)
     options = PromptOptions(**(prompt or {}))
     settings = GenerationSettings(**(generation or {}))
     rows = classify_gold_premises(build_backend(llm), arguments, options, settings)
     output_dir = Path(output_dir)
-    atomic_write_text(output_dir / f"classify-{split}.jsonl",
-                      "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    atomic_write_text(
+        output_dir / f"classify-{split}.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    )
     metrics = classification_metrics([r["gold"] for r in rows], [r["predicted"] for r in rows])
-    atomic_write_json(output_dir / f"metrics-classify-{split}.json",
-                      {"metrics": metrics, "rows": len(rows), "split": split, "prompt": options.tag,
-                       "llm": llm.get("name", llm.get("name_or_path")), **class_details(rows)})
+    atomic_write_json(
+        output_dir / f"metrics-classify-{split}.json",
+        {
+            "metrics": metrics,
+            "rows": len(rows),
+            "split": split,
+            "prompt": options.tag,
+            "llm": llm.get("name", llm.get("name_or_path")),
+            **class_details(rows),
+        },
+    )
     return {f"{split}/cls/{k}": v for k, v in metrics.items()}
 
 

@@ -14,6 +14,7 @@ dropped.
 Where: ``llm.converted_cache`` (a folder, or ``off``), else the environment variable ``FALLACY_MODEL_CACHE``
 (same values), else ``<user cache folder>/fallacy-framework/converted``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -41,6 +42,7 @@ def cache_root(setting: str | None = None) -> Path | None:
     if value not in (None, ""):
         return Path(str(value)).expanduser()
     from platformdirs import user_cache_dir
+
     return Path(user_cache_dir("fallacy-framework")) / "converted"
 
 
@@ -64,8 +66,13 @@ def entry_is_complete(folder: Path) -> bool:
     try:
         marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
         files = marker["files"]
-        return bool(files) and marker.get("format") == FORMAT and all(
-            (folder / name).is_file() and (folder / name).stat().st_size == size for name, size in files.items())
+        return (
+            bool(files)
+            and marker.get("format") == FORMAT
+            and all(
+                (folder / name).is_file() and (folder / name).stat().st_size == size for name, size in files.items()
+            )
+        )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
 
@@ -99,7 +106,7 @@ def _write_entry(gguf_path: Path, digest: str, root: Path, final: Path) -> None:
         try:
             os.rename(staging, final)
         except OSError:
-            if not entry_is_complete(final):   # not a concurrent writer's finished entry: a real failure
+            if not entry_is_complete(final):  # not a concurrent writer's finished entry: a real failure
                 raise
             log.info("another process cached %s first; keeping its copy", gguf_path.name)
     finally:

@@ -14,10 +14,12 @@ runs its first forward pass, so the prompt tokens, the compute-bound part on a C
 times. Here each prompt is prefilled once and its key/value cache copied k times; the decoding that follows
 is the same (tested: identical beams and samples).
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 # Default prompts per batch, measured with SmolLM2-135M on Missci dev prompts on a 2-core CPU
 # (scripts/benchmark_generation.py; docs/speed-and-scale.md, "Generation speed").
@@ -30,7 +32,7 @@ DEFAULT_CANDIDATE_BATCH_SIZE = 8
 class GenerationSettings:
     max_new_tokens: int = 256
     batch_size: int = DEFAULT_BATCH_SIZE
-    num_beams: int = 1          # 1 = greedy decoding
+    num_beams: int = 1  # 1 = greedy decoding
     seed: int = 1
     use_chat_template: bool = True
     system_prompt: str | None = None
@@ -39,7 +41,7 @@ class GenerationSettings:
 def render_prompt(tokenizer, text: str, use_chat_template: bool = True, system_prompt: str | None = None) -> str:
     """The user message ``text`` wrapped in the tokenizer's chat template (generation prompt added)."""
     if use_chat_template and getattr(tokenizer, "chat_template", None):
-        messages = ([{"role": "system", "content": system_prompt}] if system_prompt else [])
+        messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
         messages.append({"role": "user", "content": text})
         try:
             return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
@@ -55,16 +57,19 @@ def chat_template_refused(tokenizer, err: Exception, has_system_prompt: bool):
     name = getattr(tokenizer, "name_or_path", "") or "the model"
     reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
     if has_system_prompt:
-        fix = ("this model's chat template takes no system message: set the system prompt to null "
-               "(task.zero_shot.system_prompt=null for Faina, task.generation.system_prompt=null for Missci), "
-               "or put the instructions in the prompt itself")
+        fix = (
+            "this model's chat template takes no system message: set the system prompt to null "
+            "(task.zero_shot.system_prompt=null for Faina, task.generation.system_prompt=null for Missci), "
+            "or put the instructions in the prompt itself"
+        )
     else:
         fix = "set use_chat_template=false to prompt with plain text, or use a model whose template takes a user turn"
     return UserError(f"the chat template of {name!r} refused the prompt ({reason})", fix=fix)
 
 
-def encode_prompts(tokenizer, prompts: Sequence[str], use_chat_template: bool = True,
-                   system_prompt: str | None = None) -> list[list[int]]:
+def encode_prompts(
+    tokenizer, prompts: Sequence[str], use_chat_template: bool = True, system_prompt: str | None = None
+) -> list[list[int]]:
     """Token ids of each rendered prompt, exactly as every backend feeds them to the model.
 
     A chat template already contains the special tokens (e.g. BOS), so they are not added twice."""
@@ -77,21 +82,23 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[
     """Indices of the prompts cut into batches of similar length (longest first, stable on ties)."""
     if batch_size < 1:
         from common.errors import UserError
+
         raise UserError(f"generation batch size is {batch_size}", fix="give a positive batch_size, e.g. 16")
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 def left_padded(rows: Sequence[Sequence[int]], pad_id: int):
     """``(input_ids, attention_mask)`` tensors with every row padded on the left to the longest one."""
     import torch
+
     width = max(len(r) for r in rows)
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     for i, row in enumerate(rows):
         if row:
-            ids[i, width - len(row):] = torch.tensor(list(row), dtype=torch.long)
-            mask[i, width - len(row):] = 1
+            ids[i, width - len(row) :] = torch.tensor(list(row), dtype=torch.long)
+            mask[i, width - len(row) :] = 1
     return ids, mask
 
 
@@ -106,8 +113,9 @@ def prefilled_cache(model, ids, mask, copies: int) -> dict[str, Any]:
     base = model.get_base_model() if hasattr(model, "get_base_model") else model  # a peft wrapper forwards **kwargs
     accepted = inspect.signature(base.forward).parameters
     last_only = {name: 1 for name in ("logits_to_keep", "num_logits_to_keep") if name in accepted}  # transformers 5 / 4
-    output = model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1],
-                   use_cache=True, **last_only)
+    output = model(
+        input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1], use_cache=True, **last_only
+    )
     # transformers 5 names the cache ``cache`` (output and generate keyword), 4.x ``past_key_values``
     key = "cache" if getattr(output, "cache", None) is not None else "past_key_values"
     cache = getattr(output, key)
@@ -115,9 +123,15 @@ def prefilled_cache(model, ids, mask, copies: int) -> dict[str, Any]:
     return {key: cache}
 
 
-def generate_token_batches(model, tokenizer, token_ids: Sequence[Sequence[int]], batch_size: int,
-                           num_return_sequences: int = 1, shared_prefill: bool = True,
-                           **decoding: Any) -> list[list[str]]:
+def generate_token_batches(
+    model,
+    tokenizer,
+    token_ids: Sequence[Sequence[int]],
+    batch_size: int,
+    num_return_sequences: int = 1,
+    shared_prefill: bool = True,
+    **decoding: Any,
+) -> list[list[str]]:
     """For each prompt (token ids), ``num_return_sequences`` decoded continuations, in input order.
 
     ``decoding`` goes to ``model.generate`` (``max_new_tokens``, ``num_beams``, ``do_sample`` …).
@@ -133,13 +147,20 @@ def generate_token_batches(model, tokenizer, token_ids: Sequence[Sequence[int]],
         ids, mask = left_padded([token_ids[i] for i in batch], tokenizer.pad_token_id)
         ids, mask = ids.to(device), mask.to(device)
         with torch.no_grad():
-            shared = prefilled_cache(model, ids, mask, copies) if shared_prefill and copies > 1 and ids.shape[1] > 1 \
-                else {}
-            generated = model.generate(input_ids=ids, attention_mask=mask, pad_token_id=tokenizer.pad_token_id,
-                                       num_return_sequences=k, **shared, **decoding)
-        decoded = tokenizer.batch_decode(generated[:, ids.shape[1]:], skip_special_tokens=True)
+            shared = (
+                prefilled_cache(model, ids, mask, copies) if shared_prefill and copies > 1 and ids.shape[1] > 1 else {}
+            )
+            generated = model.generate(
+                input_ids=ids,
+                attention_mask=mask,
+                pad_token_id=tokenizer.pad_token_id,
+                num_return_sequences=k,
+                **shared,
+                **decoding,
+            )
+        decoded = tokenizer.batch_decode(generated[:, ids.shape[1] :], skip_special_tokens=True)
         for row, index in enumerate(batch):
-            results[index] = decoded[row * k:(row + 1) * k]
+            results[index] = decoded[row * k : (row + 1) * k]
     return results
 
 
@@ -151,7 +172,13 @@ def generate(model, tokenizer, prompts: Sequence[str], settings: GenerationSetti
     settings = settings or GenerationSettings()
     torch.manual_seed(settings.seed)
     token_ids = encode_prompts(tokenizer, prompts, settings.use_chat_template, settings.system_prompt)
-    outputs = generate_token_batches(model, tokenizer, token_ids, settings.batch_size,
-                                     max_new_tokens=settings.max_new_tokens, do_sample=False,
-                                     num_beams=settings.num_beams)
+    outputs = generate_token_batches(
+        model,
+        tokenizer,
+        token_ids,
+        settings.batch_size,
+        max_new_tokens=settings.max_new_tokens,
+        do_sample=False,
+        num_beams=settings.num_beams,
+    )
     return [texts[0] for texts in outputs]

@@ -6,12 +6,13 @@ next-token cross-entropy over the answer tokens alone: prompt and padding carry 
 tensors (a 7B base would otherwise be copied into every checkpoint), and adapters are saved with peft's
 ``save_pretrained`` as safetensors, reloadable onto the same base and optionally merged into it.
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import lightning.pytorch as pl
 import torch
@@ -26,6 +27,7 @@ IGNORE_INDEX = -100
 @dataclass
 class LoraSettings:
     """The adapter's shape (``lora.*`` in conf/task/missci-*.yaml)."""
+
     rank: int = 8
     alpha: int = 16
     dropout: float = 0.05
@@ -48,14 +50,22 @@ def add_lora(model, settings: LoraSettings, quantized: bool = False, gradient_ch
     elif gradient_checkpointing:
         model.gradient_checkpointing_enable()
         model.enable_input_require_grads()
-    config = LoraConfig(r=settings.rank, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
-                        target_modules=list(settings.target_modules), bias="none", task_type="CAUSAL_LM")
+    config = LoraConfig(
+        r=settings.rank,
+        lora_alpha=settings.alpha,
+        lora_dropout=settings.dropout,
+        target_modules=list(settings.target_modules),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
     try:
         peft_model = get_peft_model(model, config)
     except ValueError as err:  # e.g. a target module name the architecture does not have
-        raise UserError(f"LoRA cannot be attached: {err}",
-                        fix="set lora.target_modules to linear layer names of this model "
-                            "(LLaMA: q_proj k_proj v_proj o_proj gate_proj up_proj down_proj).") from None
+        raise UserError(
+            f"LoRA cannot be attached: {err}",
+            fix="set lora.target_modules to linear layer names of this model "
+            "(LLaMA: q_proj k_proj v_proj o_proj gate_proj up_proj down_proj).",
+        ) from None
     if getattr(peft_model, "config", None) is not None:
         peft_model.config.use_cache = False  # the KV cache is useless (and wasteful) while training
     return peft_model
@@ -65,8 +75,9 @@ def answer_only_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor
     """Mean next-token cross-entropy over positions whose label is not ``IGNORE_INDEX``."""
     shifted_logits = logits[:, :-1, :].float()
     shifted_labels = labels[:, 1:]
-    return F.cross_entropy(shifted_logits.reshape(-1, shifted_logits.size(-1)), shifted_labels.reshape(-1),
-                           ignore_index=IGNORE_INDEX)
+    return F.cross_entropy(
+        shifted_logits.reshape(-1, shifted_logits.size(-1)), shifted_labels.reshape(-1), ignore_index=IGNORE_INDEX
+    )
 
 
 def pad_batch(features: Sequence[dict], pad_token_id: int) -> dict[str, torch.Tensor]:
@@ -109,8 +120,9 @@ class LoraCausalLM(pl.LightningModule):
         return [p for p in self.model.parameters() if p.requires_grad]
 
     def configure_optimizers(self):
-        optimiser = torch.optim.AdamW(self.trainable_parameters(), lr=self.optimiser.learning_rate,
-                                      weight_decay=self.optimiser.weight_decay)
+        optimiser = torch.optim.AdamW(
+            self.trainable_parameters(), lr=self.optimiser.learning_rate, weight_decay=self.optimiser.weight_decay
+        )
         warmup = max(int(self.optimiser.warmup_steps), 0)
         if not warmup:
             return optimiser
@@ -137,17 +149,23 @@ def load_adapter(base_model, directory: str | Path, trainable: bool = False):
 
     directory = Path(directory)
     if not (directory / "adapter_config.json").is_file():
-        raise UserError("no LoRA adapter here (adapter_config.json is missing).", path=directory,
-                        fix="pass the adapter folder a fine-tuning run wrote (results/<name>/fold<k>/adapter).")
+        raise UserError(
+            "no LoRA adapter here (adapter_config.json is missing).",
+            path=directory,
+            fix="pass the adapter folder a fine-tuning run wrote (results/<name>/fold<k>/adapter).",
+        )
     return PeftModel.from_pretrained(base_model, str(directory), is_trainable=trainable)
 
 
 def merge_adapter(peft_model):
     """Fold the adapters into the base weights (a plain transformers model, no peft needed to run it)."""
-    if getattr(getattr(peft_model, "base_model", None), "model", None) is not None and \
-            getattr(peft_model.base_model.model, "is_loaded_in_4bit", False):
-        log.warning("merging LoRA into a 4-bit base rounds the merged weights; for exact merged weights "
-                    "reload the base in bf16 (llm.load_in_4bit=false) and merge the saved adapter.")
+    if getattr(getattr(peft_model, "base_model", None), "model", None) is not None and getattr(
+        peft_model.base_model.model, "is_loaded_in_4bit", False
+    ):
+        log.warning(
+            "merging LoRA into a 4-bit base rounds the merged weights; for exact merged weights "
+            "reload the base in bf16 (llm.load_in_4bit=false) and merge the saved adapter."
+        )
     return peft_model.merge_and_unload()
 
 

@@ -7,6 +7,7 @@ plain options; it also translates the bundles of earlier releases that kept the 
 backend come from closed sets, ``extra`` keyword arguments are not accepted from a file, and
 ``trust_remote_code: true`` is refused unless the user allows it on their own command line.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -47,8 +48,10 @@ class SavedLLM(Strict):
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = "auto"
     device: Annotated[str, Field(pattern=r"^(auto|cpu|mps|cuda(:[0-9]{1,3})?)$")] = "auto"
     trust_remote_code: bool = False
-    tiny_config: dict[Annotated[str, Field(pattern=r"^[a-z_]{1,64}$")],
-                      Annotated[int, Field(ge=0, le=10**6)] | float | bool] | None = None
+    tiny_config: (
+        dict[Annotated[str, Field(pattern=r"^[a-z_]{1,64}$")], Annotated[int, Field(ge=0, le=10**6)] | float | bool]
+        | None
+    ) = None
     seed: Annotated[int, Field(ge=0, le=2**32 - 1)] = 0
     converted_cache: Text | None = None
     backend: dict[str, Any] = DEFAULT_BACKEND
@@ -57,6 +60,7 @@ class SavedLLM(Strict):
 @dataclasses.dataclass(frozen=True)
 class CheckedLLM:
     """A checked ``llm`` block: the ``CausalLMSpec`` fields and the backend's name and options."""
+
     spec: dict
     backend: str
     options: dict
@@ -70,8 +74,11 @@ def named_llm_block(llm: dict, path: str | Path | None = None) -> dict:
     from models.llm.backend_registry import BACKEND_NAMES
 
     if not isinstance(llm, dict):
-        raise UserError(f"llm must be a mapping, not {type(llm).__name__}", path=path,
-                        fix="write the llm block as the fine-tuning run did")
+        raise UserError(
+            f"llm must be a mapping, not {type(llm).__name__}",
+            path=path,
+            fix="write the llm block as the fine-tuning run did",
+        )
     backend = llm.get("backend")
     if backend is None:
         return {**llm, "backend": dict(DEFAULT_BACKEND)}
@@ -95,10 +102,13 @@ def check_llm_block(llm: Any, path: str | Path | None, trust_remote_code: bool =
     BACKEND_NAMES.get(name, path, "llm.backend.name")
     options = validated(BACKEND_OPTIONS[name], checked.backend, path, "llm.backend").model_dump(exclude={"name"})
     if checked.trust_remote_code and not trust_remote_code:
-        raise UserError(f"llm.trust_remote_code is true: loading {checked.name_or_path} would run Python code that "
-                        "ships with the model, and a saved file cannot switch that on", path=path,
-                        fix="only if you trust that code, pass --trust-remote-code; otherwise use a base model that "
-                            "needs no custom code")
+        raise UserError(
+            f"llm.trust_remote_code is true: loading {checked.name_or_path} would run Python code that "
+            "ships with the model, and a saved file cannot switch that on",
+            path=path,
+            fix="only if you trust that code, pass --trust-remote-code; otherwise use a base model that "
+            "needs no custom code",
+        )
     return CheckedLLM(checked.model_dump(exclude={"backend"}), name, options)
 
 

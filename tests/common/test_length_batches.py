@@ -1,4 +1,5 @@
 """Length-grouped batches: a permutation per epoch, less padding, and an order fixed by (seed, epoch) alone."""
+
 from __future__ import annotations
 
 import random
@@ -15,7 +16,7 @@ LENGTHS = [_RNG.randint(3, 200) for _ in range(203)]
 
 
 def batches(order, size):
-    return [order[i:i + size] for i in range(0, len(order), size)]
+    return [order[i : i + size] for i in range(0, len(order), size)]
 
 
 def padded_cost(order, size):

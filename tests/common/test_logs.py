@@ -1,4 +1,5 @@
 """Progress goes to stderr through logging; ``-q`` / ``-v`` set how much of it shows."""
+
 from __future__ import annotations
 
 import logging
@@ -35,8 +36,12 @@ def test_progress_goes_to_the_current_stderr_at_the_chosen_level(capsys):
 def test_train_py_takes_the_switches_before_hydra_parses_its_overrides():
     # (that INFO progress shows by default is checked by the fault tests, which read "resuming from" on stderr)
     for switch in ("-q", "-v"):
-        done = subprocess.run([sys.executable, "train.py", switch, "--cfg", "job", "task=post-f"], cwd=REPO,
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "train.py", switch, "--cfg", "job", "task=post-f"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 0, done.stderr
         assert "name: post-f" in done.stdout and "Traceback" not in done.stderr
 

@@ -1,4 +1,5 @@
 """Files saved before the restructuring name old module paths; reruns and loaders translate them."""
+
 from __future__ import annotations
 
 import importlib
@@ -12,18 +13,21 @@ from common.experiments import experiment_identity, guard_same_experiment
 from common.renames import MOVED_MODULES, RENAMED_OBJECTS, current_name, with_current_targets
 
 
-@pytest.mark.parametrize("old, new", [
-    ("faina.experiment.run", "faina.training.cross_validation.run"),
-    ("missci.zero_shot.run", "missci.zero_shot.reconstruction.run"),
-    ("missci.zero_shot.reconstruction.run", "missci.zero_shot.reconstruction.run"),
-    ("models.backends.TransformersBackend.load", "models.llm.backends.TransformersBackend.load"),
-    ("missci.finetune.run_classification", "missci.lora.runner.run_lora_classification"),
-    ("faina.hf.load_hf_task_data", "faina.data.hf_datasets.load_hf_task_data"),
-    ("torch.optim.AdamW", "torch.optim.AdamW"),
-    ("models.mvmd.MVMD", "models.mvmd.MVMD"),
-    ("models.llm.backends.TransformersBackend.load", "models.llm.backends.TransformersBackend.load"),
-    ("models.llm.load_causal_lm", "models.llm.loading.load_causal_lm"),
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("faina.experiment.run", "faina.training.cross_validation.run"),
+        ("missci.zero_shot.run", "missci.zero_shot.reconstruction.run"),
+        ("missci.zero_shot.reconstruction.run", "missci.zero_shot.reconstruction.run"),
+        ("models.backends.TransformersBackend.load", "models.llm.backends.TransformersBackend.load"),
+        ("missci.finetune.run_classification", "missci.lora.runner.run_lora_classification"),
+        ("faina.hf.load_hf_task_data", "faina.data.hf_datasets.load_hf_task_data"),
+        ("torch.optim.AdamW", "torch.optim.AdamW"),
+        ("models.mvmd.MVMD", "models.mvmd.MVMD"),
+        ("models.llm.backends.TransformersBackend.load", "models.llm.backends.TransformersBackend.load"),
+        ("models.llm.load_causal_lm", "models.llm.loading.load_causal_lm"),
+    ],
+)
 def test_old_names_translate_to_todays(old, new):
     assert current_name(old) == new
 
@@ -37,16 +41,23 @@ def test_every_new_module_of_the_table_exists():
 
 
 def test_targets_are_translated_at_any_depth():
-    saved = {"task": {"runners": {"finetune": {"_target_": "faina.experiment.run"}}},
-             "items": [{"_target_": "models.llm.load_causal_lm", "name": "faina.experiment.run"}]}
+    saved = {
+        "task": {"runners": {"finetune": {"_target_": "faina.experiment.run"}}},
+        "items": [{"_target_": "models.llm.load_causal_lm", "name": "faina.experiment.run"}],
+    }
     assert with_current_targets(saved) == {
         "task": {"runners": {"finetune": {"_target_": "faina.training.cross_validation.run"}}},
-        "items": [{"_target_": "models.llm.loading.load_causal_lm", "name": "faina.experiment.run"}]}
+        "items": [{"_target_": "models.llm.loading.load_causal_lm", "name": "faina.experiment.run"}],
+    }
 
 
 def test_rerun_of_an_experiment_saved_under_old_module_paths_is_the_same_experiment(tmp_path):
-    cfg = OmegaConf.create({"task": {"name": "span-f", "runners": {"finetune": {
-        "_target_": "faina.training.cross_validation.run"}}}, "seed": 1})
+    cfg = OmegaConf.create(
+        {
+            "task": {"name": "span-f", "runners": {"finetune": {"_target_": "faina.training.cross_validation.run"}}},
+            "seed": 1,
+        }
+    )
     old = experiment_identity(cfg)
     old["task"]["runners"]["finetune"]["_target_"] = "faina.experiment.run"
     (tmp_path / "experiment.json").write_text(json.dumps(old), encoding="utf-8")

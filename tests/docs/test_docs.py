@@ -5,6 +5,7 @@ Docs rot quietly: a page nobody links is never found, a heading renamed breaks e
 docstring that says "see faina-format.md" is worse than none when that file is not in the repository. These
 checks read only the repository's own files, so they run anywhere in milliseconds.
 """
+
 from __future__ import annotations
 
 import re
@@ -42,7 +43,7 @@ def prose_lines(path: Path) -> list[tuple[int, str]]:
 
 def heading_anchor(heading: str) -> str:
     """The anchor GitHub gives a heading: its text, lower case, punctuation dropped, spaces as hyphens."""
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)      # a link counts by its text
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link counts by its text
     text = text.replace("`", "").replace("*", "").strip().lower()
     text = re.sub(r"[^\w\- ]", "", text)
     return text.replace(" ", "-")
@@ -90,8 +91,11 @@ def broken_link(page: Path, target: str) -> str | None:
 
 def python_files() -> list[Path]:
     """The repository's Python files, this one aside (its strings are examples of links, not citations)."""
-    return [path for path in sorted(REPO.rglob("*.py"))
-            if not SKIPPED_FOLDERS & set(path.relative_to(REPO).parts[:-1]) and path != Path(__file__).resolve()]
+    return [
+        path
+        for path in sorted(REPO.rglob("*.py"))
+        if not SKIPPED_FOLDERS & set(path.relative_to(REPO).parts[:-1]) and path != Path(__file__).resolve()
+    ]
 
 
 def cited_docs() -> dict[str, list[str]]:
@@ -117,9 +121,11 @@ def test_every_docs_page_is_linked_from_the_readme(page):
 
 @pytest.mark.parametrize("page", MARKDOWN_FILES, ids=lambda path: str(path.relative_to(REPO)))
 def test_every_relative_link_resolves(page):
-    problems = [f"{page.relative_to(REPO)}:{number}: ({target}) {reason}"
-                for number, target in relative_links(page)
-                if (reason := broken_link(page, target))]
+    problems = [
+        f"{page.relative_to(REPO)}:{number}: ({target}) {reason}"
+        for number, target in relative_links(page)
+        if (reason := broken_link(page, target))
+    ]
     assert problems == []
 
 
@@ -145,21 +151,29 @@ def test_readme_set_up_and_test_commands_are_the_ones_ci_runs():
         assert command in ci, f".ci/run no longer runs {command!r}"
 
 
-@pytest.mark.parametrize("heading, anchor", [
-    ("## Training: `train.py`", "training-trainpy"),
-    ("## No data? The synthetic Missci sample", "no-data-the-synthetic-missci-sample"),
-    ("## Span level (span-c, span-f) — Da San Martino et al. (2019) token-overlap measure",
-     "span-level-span-c-span-f--da-san-martino-et-al-2019-token-overlap-measure"),
-    ("### [Outputs](x.md) of a run", "outputs-of-a-run"),
-])
+@pytest.mark.parametrize(
+    "heading, anchor",
+    [
+        ("## Training: `train.py`", "training-trainpy"),
+        ("## No data? The synthetic Missci sample", "no-data-the-synthetic-missci-sample"),
+        (
+            "## Span level (span-c, span-f) — Da San Martino et al. (2019) token-overlap measure",
+            "span-level-span-c-span-f--da-san-martino-et-al-2019-token-overlap-measure",
+        ),
+        ("### [Outputs](x.md) of a run", "outputs-of-a-run"),
+    ],
+)
 def test_heading_anchors_follow_github(heading, anchor):
     assert heading_anchor(heading.lstrip("#").strip()) == anchor
 
 
 def test_a_broken_link_and_a_missing_anchor_are_reported(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("# A page\n\n## Real section\n\n[gone](nowhere.md) [bad](#no-such) [good](#real-section)\n"
-                    "```\n[inside code](ignored.md)\n```\n", encoding="utf-8")
+    page.write_text(
+        "# A page\n\n## Real section\n\n[gone](nowhere.md) [bad](#no-such) [good](#real-section)\n"
+        "```\n[inside code](ignored.md)\n```\n",
+        encoding="utf-8",
+    )
     reasons = {target: broken_link(page, target) for _, target in relative_links(page)}
     assert reasons["#real-section"] is None
     assert "does not exist" in reasons["nowhere.md"]

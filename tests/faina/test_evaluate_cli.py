@@ -1,4 +1,5 @@
 """``python -m faina.evaluate``: JSON and table output, -O, coarse derivation, per-label, clean errors."""
+
 from __future__ import annotations
 
 import json
@@ -22,19 +23,32 @@ FIGURES = {"precision", "recall", "f1"}
 def conll_post(post_id: str, rows: list[tuple[str, ...]]) -> str:
     """A post in the official layout; each row holds the label cells of one token."""
     tokens = [f"w{i}" for i in range(1, len(rows) + 1)]
-    lines = [f"# post_id = {post_id}", "# post_date = 2021-06", "# post_topic_keywords = migration",
-             f"# post_text = {' '.join(tokens)}"]
+    lines = [
+        f"# post_id = {post_id}",
+        "# post_date = 2021-06",
+        "# post_topic_keywords = migration",
+        f"# post_text = {' '.join(tokens)}",
+    ]
     lines += ["\t".join([str(i), token, *cells]) for i, (token, cells) in enumerate(zip(tokens, rows), start=1)]
     return "\n".join(lines) + "\n"
 
 
 # Gold: post 1 a1 LL(1-2) and ST(2-4), a2 AE(1-4); post 2 a1 DO(2-2), a2 nothing.
-GOLD = conll_post("1", [(f"B-{LL}", f"B-{AE}"), (f"I-{LL}|B-{ST}", f"I-{AE}"), (f"I-{ST}", f"I-{AE}"),
-                        (f"I-{ST}", f"I-{AE}")]) + "\n" + \
-    conll_post("2", [("O", "O"), (f"B-{DO}", "O")]) + "\n"
+GOLD = (
+    conll_post(
+        "1", [(f"B-{LL}", f"B-{AE}"), (f"I-{LL}|B-{ST}", f"I-{AE}"), (f"I-{ST}", f"I-{AE}"), (f"I-{ST}", f"I-{AE}")]
+    )
+    + "\n"
+    + conll_post("2", [("O", "O"), (f"B-{DO}", "O")])
+    + "\n"
+)
 # Prediction: a1 LL(1-1), ST(3-4); a2 LL(1-2) (a child of AE: 0 strict, 0 soft), AE(3-3).
-PRED = conll_post("1", [(f"B-{LL}", f"B-{LL}"), ("O", f"I-{LL}"), (f"B-{ST}", f"B-{AE}"), (f"I-{ST}", "O")]) + \
-    "\n" + conll_post("2", [("O", "O"), ("O", "O")]) + "\n"
+PRED = (
+    conll_post("1", [(f"B-{LL}", f"B-{LL}"), ("O", f"I-{LL}"), (f"B-{ST}", f"B-{AE}"), (f"I-{ST}", "O")])
+    + "\n"
+    + conll_post("2", [("O", "O"), ("O", "O")])
+    + "\n"
+)
 # a1: LL(1) vs LL(1-2): C_p 1/1, C_r 1/2; ST(3-4) vs ST(2-4): C_p 2/2, C_r 2/3 -> P = 2/2, R = (1/2 + 2/3)/3
 # a2: AE(3) vs AE(1-4): C_p 1, C_r 1/4; LL earns nothing -> P = 1/2, R = 1/4
 EXPECTED_STRICT = {"a1": (1.0, (1 / 2 + 2 / 3) / 3), "a2": (0.5, 0.25)}
@@ -65,7 +79,8 @@ def test_json_has_the_documented_keys_and_fractions(span_files, capsys):
         assert result["strict"][view]["precision"] == pytest.approx(precision, abs=1e-12)
         assert result["strict"][view]["recall"] == pytest.approx(recall, abs=1e-12)
     assert result["strict"]["avg"]["f1"] == pytest.approx(
-        (result["strict"]["a1"]["f1"] + result["strict"]["a2"]["f1"]) / 2)
+        (result["strict"]["a1"]["f1"] + result["strict"]["a2"]["f1"]) / 2
+    )
     assert result["soft"] == result["strict"]  # no direct-parent prediction here (LL is AE's child)
 
 
@@ -106,8 +121,9 @@ def test_a_coarse_file_on_a_fine_task_is_an_error(span_files, tmp_path, capsys):
 
 def test_one_prediction_column_is_scored_against_every_view(span_files, write_file, capsys):
     gold, pred = span_files
-    one_column = "\n".join("\t".join(line.split("\t")[:3]) if line and not line.startswith("#") else line
-                           for line in PRED.split("\n"))
+    one_column = "\n".join(
+        "\t".join(line.split("\t")[:3]) if line and not line.startswith("#") else line for line in PRED.split("\n")
+    )
     single = str(write_file("single.conll", one_column))
     result, err = run_json_and_stderr(capsys, "-T", "span-fine", "-G", gold, "-P", single, "-O")
     # the 4-column file in -O mode uses its first label column only, like the official scorer
@@ -121,8 +137,9 @@ def test_one_prediction_column_is_scored_against_every_view(span_files, write_fi
 def test_post_level_one_prediction_and_empty_cell_quirk(write_file, capsys):
     header = "post_id\tpost_date\tpost_topic_keywords\tpost_text\tlabels_a1\tlabels_a2\n"
     gold = write_file("gold.tsv", header + f"1\t2021-06\tmigration\tx\t{LL}\t\n2\t2021-06\tmigration\ty\t\t{DO}|{SL}\n")
-    pred = write_file("pred.tsv", header.replace("\tlabels_a2", "") + f"1\t2021-06\tmigration\tx\t{LL}\n"
-                      "2\t2021-06\tmigration\ty\t\n")
+    pred = write_file(
+        "pred.tsv", header.replace("\tlabels_a2", "") + f"1\t2021-06\tmigration\tx\t{LL}\n2\t2021-06\tmigration\ty\t\n"
+    )
     result, err = run_json_and_stderr(capsys, "-T", "post-fine", "-G", str(gold), "-P", str(pred), "-O")
     assert set(result) == {"strict"}
     assert result["strict"]["a1"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0}  # "" on "" is a TP
@@ -135,8 +152,13 @@ def test_per_label_breakdown_in_json_and_table(span_files, capsys):
     gold, pred = span_files
     result = run_json(capsys, "-T", "span-fine", "-G", gold, "-P", pred, "--per-label")
     rows = result["per_label"]["strict"]["a1"]
-    assert rows[ST] == {"precision": 1.0, "recall": pytest.approx(2 / 3), "f1": pytest.approx(0.8),
-                        "predicted": 1, "gold": 1}
+    assert rows[ST] == {
+        "precision": 1.0,
+        "recall": pytest.approx(2 / 3),
+        "f1": pytest.approx(0.8),
+        "predicted": 1,
+        "gold": 1,
+    }
     assert rows[DO]["gold"] == 1 and rows[DO]["recall"] == 0.0
     main(["-T", "span-fine", "-G", gold, "-P", pred, "--per-label"])
     assert "per label, a2:" in capsys.readouterr().out
@@ -144,20 +166,25 @@ def test_per_label_breakdown_in_json_and_table(span_files, capsys):
 
 def test_zero_denominator_warns_and_reports_zero(span_files, write_file, capsys):
     gold, _ = span_files
-    nothing = "\n".join(line if not line or line.startswith("#") else "\t".join(line.split("\t")[:2] + ["O", "O"])
-                        for line in GOLD.split("\n"))
+    nothing = "\n".join(
+        line if not line or line.startswith("#") else "\t".join(line.split("\t")[:2] + ["O", "O"])
+        for line in GOLD.split("\n")
+    )
     pred = str(write_file("nothing.conll", nothing))
     result, err = run_json_and_stderr(capsys, "-T", "span-fine", "-G", gold, "-P", pred)
     assert result["strict"]["avg"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
     assert "warning:" in err and "predicted spans is 0" in err
 
 
-@pytest.mark.parametrize("pred_text, message", [
-    (conll_post("2", [("O", "O")]), "posts, but the gold file"),
-    (PRED.replace("# post_id = 2", "# post_id = 3"), "post '3' where the gold file has '2'"),
-    (PRED.replace(f"B-{ST}", "B-Strawmen", 1), "unknown label 'Strawmen'"),
-    (PRED.replace("\tO\n", "\n", 1), "columns"),
-])
+@pytest.mark.parametrize(
+    "pred_text, message",
+    [
+        (conll_post("2", [("O", "O")]), "posts, but the gold file"),
+        (PRED.replace("# post_id = 2", "# post_id = 3"), "post '3' where the gold file has '2'"),
+        (PRED.replace(f"B-{ST}", "B-Strawmen", 1), "unknown label 'Strawmen'"),
+        (PRED.replace("\tO\n", "\n", 1), "columns"),
+    ],
+)
 def test_bad_prediction_files_end_in_one_error_line(span_files, write_file, capsys, pred_text, message):
     gold, _ = span_files
     pred = str(write_file("bad.conll", pred_text))
@@ -171,8 +198,9 @@ def test_bad_prediction_files_end_in_one_error_line(span_files, write_file, caps
 
 def test_view_count_mismatch_suggests_one_prediction_mode(span_files, write_file, capsys):
     gold, _ = span_files
-    one_column = "\n".join("\t".join(line.split("\t")[:3]) if line and not line.startswith("#") else line
-                           for line in PRED.split("\n"))
+    one_column = "\n".join(
+        "\t".join(line.split("\t")[:3]) if line and not line.startswith("#") else line for line in PRED.split("\n")
+    )
     with pytest.raises(SystemExit):
         main(["-T", "span-fine", "-G", gold, "-P", str(write_file("single.conll", one_column))])
     assert "-O" in capsys.readouterr().err
@@ -181,8 +209,13 @@ def test_view_count_mismatch_suggests_one_prediction_mode(span_files, write_file
 def test_the_module_runs_as_a_command_and_fails_cleanly(span_files, write_file, repo_root):
     gold, _ = span_files
     bad = str(write_file("bad.conll", conll_post("1", [("B-Nonsense", "O")])))
-    done = subprocess.run([sys.executable, "-m", "faina.evaluate", "-T", "span-fine", "-G", gold, "-P", bad,
-                           "--json"], cwd=repo_root, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "faina.evaluate", "-T", "span-fine", "-G", gold, "-P", bad, "--json"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 2
     assert done.stdout == "" and done.stderr.startswith("error: ") and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1

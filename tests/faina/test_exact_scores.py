@@ -1,4 +1,5 @@
 """seqeval exact-match span scores (``metrics.faina_exact``, ``faina.evaluate --exact``) on hand-computed cases."""
+
 from __future__ import annotations
 
 import json
@@ -51,8 +52,12 @@ def test_no_spans_anywhere_gives_zero_and_unknown_labels_are_refused():
 
 
 def _post(post_id: str, cells: list[tuple[str, str]]) -> str:
-    lines = [f"# post_id = {post_id}", "# post_date = 2021-06", "# post_topic_keywords = migration",
-             "# post_text = " + " ".join(f"w{i}" for i in range(1, len(cells) + 1))]
+    lines = [
+        f"# post_id = {post_id}",
+        "# post_date = 2021-06",
+        "# post_topic_keywords = migration",
+        "# post_text = " + " ".join(f"w{i}" for i in range(1, len(cells) + 1)),
+    ]
     lines += [f"{i}\tw{i}\t{a}\t{b}" for i, (a, b) in enumerate(cells, start=1)]
     return "\n".join(lines) + "\n"
 
@@ -69,8 +74,10 @@ def test_cli_exact_key_has_the_strict_layout(write_file, capsys):
 
 
 def test_cli_exact_on_a_post_task_is_one_clear_error(write_file, capsys):
-    tsv = write_file("gold.tsv", "post_id\tpost_date\tpost_topic_keywords\tpost_text\tlabels_a1\tlabels_a2\n"
-                                 "1\t2021-06\tmigration\tw\tDoubt\t\n")
+    tsv = write_file(
+        "gold.tsv",
+        "post_id\tpost_date\tpost_topic_keywords\tpost_text\tlabels_a1\tlabels_a2\n1\t2021-06\tmigration\tw\tDoubt\t\n",
+    )
     with pytest.raises(SystemExit) as exit_info:
         main(["-T", "post-fine", "-G", str(tsv), "-P", str(tsv), "--exact"])
     assert exit_info.value.code == 2

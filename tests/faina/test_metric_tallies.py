@@ -1,6 +1,7 @@
 """One implementation of each Faina score: the torchmetrics Metrics training uses and the plain-Python tallies
 the scoring CLI uses give the same figures bit for bit, for the same updates (float sums depend on how the
 posts are grouped into updates, in both alike)."""
+
 from __future__ import annotations
 
 import warnings
@@ -26,8 +27,9 @@ def _results(metric):
 
 
 @settings(max_examples=60, deadline=None)
-@given(pair=span_corpus_pairs(), mode=st.sampled_from(("strict", "soft")), cut=st.integers(0, 6),
-       one_pred=st.booleans())
+@given(
+    pair=span_corpus_pairs(), mode=st.sampled_from(("strict", "soft")), cut=st.integers(0, 6), one_pred=st.booleans()
+)
 def test_span_metric_equals_the_tally_update_for_update(pair, mode, cut, one_pred):
     gold, pred = pair
     golds = [post.spans for post in gold.posts]

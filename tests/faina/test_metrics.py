@@ -1,4 +1,5 @@
 """Faina span and post metrics: hand-computed cases, the official quirks, and a reference scorer."""
+
 from __future__ import annotations
 
 import contextlib
@@ -23,20 +24,33 @@ from strategies import post_corpus_pairs, span_corpus_pairs
 
 INV = LabelInventory.load()
 LL, AE, DO, ST, VA, SL = ("Loaded-language", "Appeal-to-emotion", "Doubt", "Strawman", "Vagueness", "Slogan")
-AH, RH, NC, HG, CO = "Ad-hominem", "Red-herring", "Name-calling-or-labelling", "Hasty-generalization", \
-    "Causal-oversimplification"
+AH, RH, NC, HG, CO = (
+    "Ad-hominem",
+    "Red-herring",
+    "Name-calling-or-labelling",
+    "Hasty-generalization",
+    "Causal-oversimplification",
+)
 
 # Direct parents, typed from the taxonomy of docs/faina-format.md (independent of faina_labels.yaml).
 DIRECT_PARENTS = {
     "Vagueness": {"Evading-the-burden-of-proof", "Hasty-generalization"},
-    "Causal-oversimplification": {"Hasty-generalization"}, "False-dilemma": {"Hasty-generalization"},
-    "Slippery-slope": {"Hasty-generalization"}, "Cherry-picking": {"Hasty-generalization", "Red-herring"},
+    "Causal-oversimplification": {"Hasty-generalization"},
+    "False-dilemma": {"Hasty-generalization"},
+    "Slippery-slope": {"Hasty-generalization"},
+    "Cherry-picking": {"Hasty-generalization", "Red-herring"},
     "Thought-terminating-cliches": {"Hasty-generalization", "Appeal-to-emotion"},
     "Circular-reasoning": {"Causal-oversimplification"},
-    "Ad-hominem": {"Red-herring"}, "Appeal-to-authority": {"Red-herring"}, "Appeal-to-emotion": {"Red-herring"},
-    "False-analogy": {"Red-herring"}, "Strawman": {"Red-herring"},
-    "Doubt": {"Ad-hominem"}, "Name-calling-or-labelling": {"Ad-hominem"},
-    "Flag-waving": {"Appeal-to-emotion"}, "Loaded-language": {"Appeal-to-emotion"}, "Slogan": {"Appeal-to-emotion"},
+    "Ad-hominem": {"Red-herring"},
+    "Appeal-to-authority": {"Red-herring"},
+    "Appeal-to-emotion": {"Red-herring"},
+    "False-analogy": {"Red-herring"},
+    "Strawman": {"Red-herring"},
+    "Doubt": {"Ad-hominem"},
+    "Name-calling-or-labelling": {"Ad-hominem"},
+    "Flag-waving": {"Appeal-to-emotion"},
+    "Loaded-language": {"Appeal-to-emotion"},
+    "Slogan": {"Appeal-to-emotion"},
 }
 
 
@@ -140,31 +154,44 @@ def test_span_strict_hand_computed():
     #   P = (3/4 + 1 + 1) / 4 predicted spans, R = (3/4 + 1 + 2/5) / 3 gold spans.
     # view a2 -- post 1: one LL(1-8) over gold LL(1-4) and LL(5-8): C_p = 4/8 + 4/8, C_r = 4/4 + 4/4;
     #          -- post 2: gold SL(2-2) is missed.  P = 1 / 1, R = 2 / 3.
-    golds = [[(Span(1, 4, LL), Span(3, 8, AE)), (Span(1, 4, LL), Span(5, 8, LL))],
-             [(Span(1, 5, ST),), (Span(2, 2, SL),)]]
-    preds = [[(Span(2, 5, LL), Span(3, 8, AE), Span(9, 10, DO)), (Span(1, 8, LL),)],
-             [(Span(2, 3, ST),), ()]]
+    golds = [
+        [(Span(1, 4, LL), Span(3, 8, AE)), (Span(1, 4, LL), Span(5, 8, LL))],
+        [(Span(1, 5, ST),), (Span(2, 2, SL),)],
+    ]
+    preds = [[(Span(2, 5, LL), Span(3, 8, AE), Span(9, 10, DO)), (Span(1, 8, LL),)], [(Span(2, 3, ST),), ()]]
     p1, r1 = F(11, 4) / 4, F(43, 20) / 3
     p2, r2 = F(1), F(2, 3)
     f1_1, f1_2 = 2 * p1 * r1 / (p1 + r1), 2 * p2 * r2 / (p2 + r2)
     assert f1_2 == F(4, 5)
     result = scores(span_metric("strict"), preds, golds)
-    assert_scores(result, {"a1": {"precision": p1, "recall": r1, "f1": f1_1},
-                           "a2": {"precision": p2, "recall": r2, "f1": f1_2},
-                           "avg": {"precision": (p1 + p2) / 2, "recall": (r1 + r2) / 2, "f1": (f1_1 + f1_2) / 2}})
-    assert result["avg"]["f1"] != pytest.approx(2 * result["avg"]["precision"] * result["avg"]["recall"]
-                                                / (result["avg"]["precision"] + result["avg"]["recall"]))
+    assert_scores(
+        result,
+        {
+            "a1": {"precision": p1, "recall": r1, "f1": f1_1},
+            "a2": {"precision": p2, "recall": r2, "f1": f1_2},
+            "avg": {"precision": (p1 + p2) / 2, "recall": (r1 + r2) / 2, "f1": (f1_1 + f1_2) / 2},
+        },
+    )
+    assert result["avg"]["f1"] != pytest.approx(
+        2
+        * result["avg"]["precision"]
+        * result["avg"]["recall"]
+        / (result["avg"]["precision"] + result["avg"]["recall"])
+    )
 
 
-@pytest.mark.parametrize("predicted, gold, credit", [
-    (AH, DO, 0.5),   # direct parent
-    (HG, VA, 0.5),   # one of two direct parents
-    (AE, "Thought-terminating-cliches", 0.5),
-    (DO, AH, 0.0),   # child
-    (RH, DO, 0.0),   # grandparent
-    (NC, DO, 0.0),   # sibling
-    (LL, ST, 0.0),   # unrelated
-])
+@pytest.mark.parametrize(
+    "predicted, gold, credit",
+    [
+        (AH, DO, 0.5),  # direct parent
+        (HG, VA, 0.5),  # one of two direct parents
+        (AE, "Thought-terminating-cliches", 0.5),
+        (DO, AH, 0.0),  # child
+        (RH, DO, 0.0),  # grandparent
+        (NC, DO, 0.0),  # sibling
+        (LL, ST, 0.0),  # unrelated
+    ],
+)
 def test_soft_credit_only_for_a_direct_parent(predicted, gold, credit):
     golds = [[(Span(1, 4, gold),)]]
     preds = [[(Span(1, 4, predicted),)]]
@@ -261,11 +288,15 @@ def test_post_empty_cell_quirk():
     # empty prediction on an empty gold post: one more TP
     assert scores(PostMicroScore(1), [base_pred, [()]], [base_gold, [()]])["a1"]["precision"] == 1.0
     # empty prediction on a labelled post: one FP (the pseudo-label) and |G| = 2 FN -> P = 1/2, R = 1/3
-    assert_scores(scores(PostMicroScore(1), [base_pred, [()]], [base_gold, [(AE, DO)]]),
-                  {"a1": {"precision": F(1, 2), "recall": F(1, 3)}})
+    assert_scores(
+        scores(PostMicroScore(1), [base_pred, [()]], [base_gold, [(AE, DO)]]),
+        {"a1": {"precision": F(1, 2), "recall": F(1, 3)}},
+    )
     # labels predicted on an empty gold post: |P| = 2 FP and one FN -> P = 1/3, R = 1/2
-    assert_scores(scores(PostMicroScore(1), [base_pred, [(AE, DO)]], [base_gold, [()]]),
-                  {"a1": {"precision": F(1, 3), "recall": F(1, 2)}})
+    assert_scores(
+        scores(PostMicroScore(1), [base_pred, [(AE, DO)]], [base_gold, [()]]),
+        {"a1": {"precision": F(1, 3), "recall": F(1, 2)}},
+    )
 
 
 def test_post_hand_computed_two_views():
@@ -275,10 +306,14 @@ def test_post_hand_computed_two_views():
     golds = [[(LL, DO), (ST,)], [(), (SL, VA)]]
     p1, r1, p2, r2 = F(2, 3), F(2, 3), F(1, 2), F(1, 3)
     f2 = 2 * p2 * r2 / (p2 + r2)
-    assert_scores(scores(PostMicroScore(2), preds, golds),
-                  {"a1": {"precision": p1, "recall": r1, "f1": F(2, 3)},
-                   "a2": {"precision": p2, "recall": r2, "f1": f2},
-                   "avg": {"f1": (F(2, 3) + f2) / 2}})
+    assert_scores(
+        scores(PostMicroScore(2), preds, golds),
+        {
+            "a1": {"precision": p1, "recall": r1, "f1": F(2, 3)},
+            "a2": {"precision": p2, "recall": r2, "f1": f2},
+            "avg": {"f1": (F(2, 3) + f2) / 2},
+        },
+    )
 
 
 def test_post_one_prediction_is_scored_against_every_view():
@@ -297,8 +332,11 @@ def test_post_zero_denominator_gives_zero_and_a_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert metric.compute()["a1"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
-    assert {str(w.message).split(": ")[1].split(" is")[0] for w in caught} == {"TP + FP", "TP + FN",
-                                                                               "precision + recall"}
+    assert {str(w.message).split(": ")[1].split(" is")[0] for w in caught} == {
+        "TP + FP",
+        "TP + FN",
+        "precision + recall",
+    }
 
 
 def test_post_per_label_breakdown_has_the_pseudo_label():

@@ -1,4 +1,5 @@
 """Readers and writers of the Faina formats: round trips, the official layout, and every bad-input message."""
+
 from __future__ import annotations
 
 import pytest
@@ -78,8 +79,10 @@ def test_unlabelled_file_loads_and_predictions_fill_it(write_file):
 
 
 def test_unlabelled_tsv_is_filled_in_the_official_layout(write_file):
-    path = write_file("t.tsv", "post_id\tpost_date\tpost_topic_keywords\tpost_text\tlabels_a1\tlabels_a2\n"
-                               "9\t2019-01\tmigration\tciao\t\t\n")
+    path = write_file(
+        "t.tsv",
+        "post_id\tpost_date\tpost_topic_keywords\tpost_text\tlabels_a1\tlabels_a2\n9\t2019-01\tmigration\tciao\t\t\n",
+    )
     corpus = read_post_tsv(path)
     filled = rows_with_labels(corpus, [[[VA, SL], [SL]]])
     assert format_post_tsv(filled).splitlines()[1] == f"9\t2019-01\tmigration\tciao\t{SL}|{VA}\t{SL}"
@@ -109,15 +112,35 @@ def test_custom_inventory_from_yaml(write_file):
 BAD_CASES = {
     "wrong column count": (post_block("1", ["1\ta\tO\tO", "2\tb\tO"]), 6, "expected 4 tab-separated columns"),
     "unknown label": (post_block("1", ["1\ta\tB-Slogans\tO"]), 5, "unknown label 'Slogans'"),
-    "I without B": (post_block("1", ["1\ta\tO\tO", f"2\tb\tI-{SL}\tO"]), 6, f"I-{SL} in label column 1 continues no open"),
-    "gap inside span": (post_block("1", [f"1\ta\tB-{SL}\tO", "2\tb\tO\tO", f"3\tc\tI-{SL}\tO"]), 7, "continues no open"),
+    "I without B": (
+        post_block("1", ["1\ta\tO\tO", f"2\tb\tI-{SL}\tO"]),
+        6,
+        f"I-{SL} in label column 1 continues no open",
+    ),
+    "gap inside span": (
+        post_block("1", [f"1\ta\tB-{SL}\tO", "2\tb\tO\tO", f"3\tc\tI-{SL}\tO"]),
+        7,
+        "continues no open",
+    ),
     "non-consecutive ids": (post_block("1", ["1\ta\tO\tO", "3\tb\tO\tO"]), 6, "token index '3' where 2 was expected"),
-    "duplicate post id": (post_block("1", ["1\ta\tO\tO"]) + "\n" + post_block("1", ["1\ta\tO\tO"]), 7, "duplicate post id '1'"),
-    "missing header": ("# post_id = 1\n# post_topic_keywords = x\n# post_text = t\n1\ta\tO\tO\n", 2, "'# post_date = ...'"),
+    "duplicate post id": (
+        post_block("1", ["1\ta\tO\tO"]) + "\n" + post_block("1", ["1\ta\tO\tO"]),
+        7,
+        "duplicate post id '1'",
+    ),
+    "missing header": (
+        "# post_id = 1\n# post_topic_keywords = x\n# post_text = t\n1\ta\tO\tO\n",
+        2,
+        "'# post_date = ...'",
+    ),
     "malformed tag": (post_block("1", ["1\ta\tX-Slogan\tO"]), 5, "malformed tag 'X-Slogan'"),
     "same label twice": (post_block("1", [f"1\ta\tB-{SL}|B-{SL}\tO"]), 5, "tagged twice"),
     "mixed empty cells": (post_block("1", ["1\ta\t\tO"]), 5, "some label cells are empty"),
-    "no tokens": ("# post_id = 1\n# post_date = d\n# post_topic_keywords = t\n# post_text = x\n\n", 1, "has no token lines"),
+    "no tokens": (
+        "# post_id = 1\n# post_date = d\n# post_topic_keywords = t\n# post_text = x\n\n",
+        1,
+        "has no token lines",
+    ),
     "mixed grains": (post_block("1", [f"1\ta\tB-{SL}\tB-Distraction"]), 5, "mixes fine labels and coarse"),
 }
 
@@ -141,11 +164,14 @@ def test_repair_turns_orphan_inside_into_begin_and_reports_it(write_file):
     assert len(corpus.repairs) == 1 and f"{path}:6:" in corpus.repairs[0] and f"B-{SL}" in corpus.repairs[0]
 
 
-@pytest.mark.parametrize("content, message, line", [
-    (b"", "the file is empty", None),
-    (b"# post_id = 1\n# post_date = d\n# post_topic_keywords = t\n# post_text = caf\xe9\n", "not UTF-8", 4),
-    (b"# post_id = 1\r\n", "Windows .CRLF. line endings", 1),
-])
+@pytest.mark.parametrize(
+    "content, message, line",
+    [
+        (b"", "the file is empty", None),
+        (b"# post_id = 1\n# post_date = d\n# post_topic_keywords = t\n# post_text = caf\xe9\n", "not UTF-8", 4),
+        (b"# post_id = 1\r\n", "Windows .CRLF. line endings", 1),
+    ],
+)
 def test_file_level_errors(write_file, content, message, line):
     path = write_file("f.conll", content)
     with pytest.raises(UserError, match=message) as info:
@@ -175,15 +201,18 @@ def test_misaligned_gold_and_prediction(write_file):
 TSV_HEAD = "post_id\tpost_date\tpost_topic_keywords\tpost_text\tlabels_a1\tlabels_a2\n"
 
 
-@pytest.mark.parametrize("text, line, message", [
-    ("id\tdate\ttopic\ttext\ta\tb\n1\td\tt\tx\t\t\n", 1, "the header line"),
-    (TSV_HEAD + "1\td\tt\tx\t\n", 2, "expected 6 tab-separated columns"),
-    (TSV_HEAD + "1\td\tt\tx\tSlogn\t\n", 2, "unknown label 'Slogn'"),
-    (TSV_HEAD + "1\td\tt\tx\t\t\n1\td\tt\tx\t\t\n", 3, "duplicate post id"),
-    (TSV_HEAD + f"1\td\tt\tx\t{SL}|\t\n", 2, "empty label"),
-    (TSV_HEAD + f"1\td\tt\tx\t{SL}|{SL}\t\n", 2, "repeats"),
-    (TSV_HEAD, 1, "no posts"),
-])
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("id\tdate\ttopic\ttext\ta\tb\n1\td\tt\tx\t\t\n", 1, "the header line"),
+        (TSV_HEAD + "1\td\tt\tx\t\n", 2, "expected 6 tab-separated columns"),
+        (TSV_HEAD + "1\td\tt\tx\tSlogn\t\n", 2, "unknown label 'Slogn'"),
+        (TSV_HEAD + "1\td\tt\tx\t\t\n1\td\tt\tx\t\t\n", 3, "duplicate post id"),
+        (TSV_HEAD + f"1\td\tt\tx\t{SL}|\t\n", 2, "empty label"),
+        (TSV_HEAD + f"1\td\tt\tx\t{SL}|{SL}\t\n", 2, "repeats"),
+        (TSV_HEAD, 1, "no posts"),
+    ],
+)
 def test_bad_tsv_input(write_file, text, line, message):
     with pytest.raises(UserError, match=message) as info:
         read_post_tsv(write_file("bad.tsv", text))
@@ -211,16 +240,19 @@ def test_coarse_spans_merge_overlaps_of_a_category_only():
 def test_coarse_labels_and_taxonomy():
     assert coarse_labels(["Cherry-picking"], INV) == ("Distraction", "Simplification")
     assert coarse_labels([], INV) == ()
-    assert INV.soft_weight("Red-herring", "Ad-hominem") == 0.5      # direct parent
-    assert INV.soft_weight("Ad-hominem", "Red-herring") == 0.0      # child
-    assert INV.soft_weight("Red-herring", "Doubt") == 0.0           # grandparent
-    assert INV.soft_weight("Strawman", "Ad-hominem") == 0.0         # sibling
+    assert INV.soft_weight("Red-herring", "Ad-hominem") == 0.5  # direct parent
+    assert INV.soft_weight("Ad-hominem", "Red-herring") == 0.0  # child
+    assert INV.soft_weight("Red-herring", "Doubt") == 0.0  # grandparent
+    assert INV.soft_weight("Strawman", "Ad-hominem") == 0.0  # sibling
 
 
 # --- property-based round trips ------------------------------------------------------------------------
 LABELS = list(INV.fine)
-token = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters="\t\n\r"),
-                min_size=1, max_size=8)
+token = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters="\t\n\r"),
+    min_size=1,
+    max_size=8,
+)
 
 
 @st.composite
@@ -237,9 +269,17 @@ def posts(draw, num_views: int, index: int):
                 spans.append(Span(first, last, label))
                 position = last + 1
         views.append(spans)
-    text = draw(st.text(alphabet=st.characters(blacklist_characters="\n\r\t\x00", blacklist_categories=("Cs",)), max_size=20))
-    post = Post(str(index), "2020-05", draw(st.sampled_from(["migration", "climate change", "public health"])), text,
-                tuple(draw(st.lists(token, min_size=n, max_size=n))), None)
+    text = draw(
+        st.text(alphabet=st.characters(blacklist_characters="\n\r\t\x00", blacklist_categories=("Cs",)), max_size=20)
+    )
+    post = Post(
+        str(index),
+        "2020-05",
+        draw(st.sampled_from(["migration", "climate change", "public health"])),
+        text,
+        tuple(draw(st.lists(token, min_size=n, max_size=n))),
+        None,
+    )
     return post.with_spans(views)
 
 
@@ -247,8 +287,9 @@ def posts(draw, num_views: int, index: int):
 def corpora(draw):
     num_views = draw(st.integers(1, 3))
     count = draw(st.integers(1, 5))
-    return SpanCorpus(tuple(draw(posts(num_views, i)) for i in range(count)), num_views,
-                      trailing_blank_line=draw(st.booleans()))
+    return SpanCorpus(
+        tuple(draw(posts(num_views, i)) for i in range(count)), num_views, trailing_blank_line=draw(st.booleans())
+    )
 
 
 @settings(max_examples=40, deadline=None)

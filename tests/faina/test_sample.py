@@ -1,4 +1,5 @@
 """The synthetic sample corpus: deterministic, in Faina's layout, and shaped like Faina."""
+
 from __future__ import annotations
 
 import os
@@ -46,16 +47,22 @@ def test_same_seed_same_bytes_and_other_seed_other_bytes(tmp_path):
 def test_committed_sample_equals_a_fresh_generation(tmp_path):
     write_sample(tmp_path, unlabelled=True)
     for file in FILES:
-        assert (default_sample_dir() / file).read_bytes() == (tmp_path / file).read_bytes(), \
+        assert (default_sample_dir() / file).read_bytes() == (tmp_path / file).read_bytes(), (
             f"{file} is stale: run `python -m faina.sample faina/sample_data --unlabelled`"
+        )
     assert "synthetic" in (default_sample_dir() / "README.md").read_text(encoding="utf-8").lower()
 
 
 def test_bytes_do_not_depend_on_hash_randomisation(tmp_path):
     """A fresh interpreter with another PYTHONHASHSEED writes the committed bytes (no set-order dependence)."""
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    subprocess.run([sys.executable, "-m", "faina.sample", str(tmp_path)], check=True, env=env,
-                   cwd=Path(__file__).resolve().parents[2], capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "faina.sample", str(tmp_path)],
+        check=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+    )
     assert (tmp_path / "sample.conll").read_bytes() == (default_sample_dir() / "sample.conll").read_bytes()
 
 
@@ -71,8 +78,11 @@ def test_unlabelled_copy_has_empty_cells_and_the_same_tokens(corpus):
     assert not span_file.labelled and span_file.num_views == 2
     assert [p.tokens for p in span_file.posts] == [p.tokens for p in corpus.posts]
     assert [p.text for p in span_file.posts] == [p.text for p in corpus.posts]
-    token_lines = [line for line in (default_sample_dir() / "sample-unlabelled.conll").read_text("utf-8").split("\n")
-                   if line and not line.startswith("# ")]
+    token_lines = [
+        line
+        for line in (default_sample_dir() / "sample-unlabelled.conll").read_text("utf-8").split("\n")
+        if line and not line.startswith("# ")
+    ]
     assert all(line.split("\t")[2:] == ["", ""] for line in token_lines)
     rows = read_post_tsv(default_sample_dir() / "sample-unlabelled.tsv").rows
     assert len(rows) == DEFAULT_POSTS and all(row.labels == ((), ()) for row in rows)
@@ -114,11 +124,16 @@ def test_overlaps_of_different_labels_but_never_of_the_same_label(corpus):
     for post in corpus.posts:
         for view in post.spans:
             for i, a in enumerate(view):
-                for b in view[i + 1:]:
+                for b in view[i + 1 :]:
                     if overlap(a, b):
                         assert a.label != b.label, f"post {post.post_id}: same-label spans overlap"
-            nested_ll_in_ae += sum(1 for a in view if a.label == AE for b in view
-                                   if b.label == LL and a.first <= b.first and b.last <= a.last)
+            nested_ll_in_ae += sum(
+                1
+                for a in view
+                if a.label == AE
+                for b in view
+                if b.label == LL and a.first <= b.first and b.last <= a.last
+            )
     assert nested_ll_in_ae >= 20
 
 
@@ -129,8 +144,9 @@ def test_views_disagree_systematically(corpus):
         for a in view1:
             same_start = [b for b in view2 if b.first == a.first]
             longer += any(b.label == a.label and b.last > a.last for b in same_start)
-            relabelled += any(b.label != a.label and b.last >= a.last for b in same_start) and \
-                not any(b.label == a.label for b in same_start)
+            relabelled += any(b.label != a.label and b.last >= a.last for b in same_start) and not any(
+                b.label == a.label for b in same_start
+            )
     assert longer >= 200 and relabelled >= 30
     counts = [Counter(span.label for span in spans_of(corpus, view)) for view in (0, 1)]
     assert counts[1][ST] < counts[0][ST] and counts[1]["Hasty-generalization"] > counts[0]["Hasty-generalization"]

@@ -1,4 +1,5 @@
 """``python -m faina.show``: the page as headless Chromium renders it (span counts, labels, screenshot), errors."""
+
 from __future__ import annotations
 
 import re
@@ -15,15 +16,23 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def _post(post_id: str, cells: list[tuple[str, ...]]) -> str:
-    lines = [f"# post_id = {post_id}", "# post_date = 2021-06", "# post_topic_keywords = migration",
-             "# post_text = " + " ".join(f"parola{i}" for i in range(1, len(cells) + 1))]
+    lines = [
+        f"# post_id = {post_id}",
+        "# post_date = 2021-06",
+        "# post_topic_keywords = migration",
+        "# post_text = " + " ".join(f"parola{i}" for i in range(1, len(cells) + 1)),
+    ]
     lines += ["\t".join([str(i), f"parola{i}", *row]) for i, row in enumerate(cells, start=1)]
     return "\n".join(lines) + "\n"
 
 
 # post 7: a1 Doubt(1-3) + Slogan(2-2) overlapping, a2 Doubt(1-3); post 9: a1 nothing, a2 Slogan(1-2)
-GOLD = _post("7", [(f"B-{D}", f"B-{D}"), (f"I-{D}|B-{S}", f"I-{D}"), (f"I-{D}", f"I-{D}")]) + "\n" + \
-    _post("9", [("O", f"B-{S}"), ("O", f"I-{S}"), ("O", "O")]) + "\n"
+GOLD = (
+    _post("7", [(f"B-{D}", f"B-{D}"), (f"I-{D}|B-{S}", f"I-{D}"), (f"I-{D}", f"I-{D}")])
+    + "\n"
+    + _post("9", [("O", f"B-{S}"), ("O", f"I-{S}"), ("O", "O")])
+    + "\n"
+)
 PRED = _post("7", [(f"B-{S}",), ("O",), ("O",)]) + "\n" + _post("9", [(f"B-{S}",), (f"I-{S}",), (f"B-{D}",)]) + "\n"
 EXPECTED = {("7", "a1"): 2, ("7", "a2"): 1, ("7", "pred"): 1, ("9", "a1"): 0, ("9", "a2"): 1, ("9", "pred"): 2}
 
@@ -74,20 +83,25 @@ def test_page_is_offline_and_marks_disagreement(page):
     assert text.count(f"{S} ≠") == 2  # post 7 a1's Slogan and post 9 a2's Slogan are in one view only
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package `chromium`; "
-                                             "scripts/setup.sh installs it): the rendering test needs a browser")
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium is not installed (Debian package `chromium`; "
+    "scripts/setup.sh installs it): the rendering test needs a browser",
+)
 def test_chromium_shows_every_span_of_every_view_with_a_readable_label(page, tmp_path):
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1200,900"]
-    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True,
-                         timeout=240, check=True).stdout
+    dom = subprocess.run(
+        [CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=240, check=True
+    ).stdout
     parser = _Boxes()
     parser.feed(dom)
     assert {key: len(labels) for key, labels in parser.boxes.items()} == EXPECTED
     assert sorted(parser.boxes[("7", "a1")]) == [D, f"{S} ≠"]
     assert sorted(parser.boxes[("9", "pred")]) == [D, S]  # predictions are never marked
     shot = tmp_path / "page.png"
-    subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=240,
-                   check=True)
+    subprocess.run(
+        [CHROMIUM, *flags, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=240, check=True
+    )
     assert shot.stat().st_size > 5000
 
 

@@ -1,4 +1,5 @@
 """``python -m faina.stats``: counts, overlaps, agreement and human ceiling of hand-made files, plots, errors."""
+
 from __future__ import annotations
 
 import json
@@ -13,15 +14,23 @@ D, S = "Doubt", "Slogan"
 
 
 def _post(post_id: str, cells: list[tuple[str, ...]]) -> str:
-    lines = [f"# post_id = {post_id}", "# post_date = 2021-06", "# post_topic_keywords = migration",
-             "# post_text = " + " ".join(f"w{i}" for i in range(1, len(cells) + 1))]
+    lines = [
+        f"# post_id = {post_id}",
+        "# post_date = 2021-06",
+        "# post_topic_keywords = migration",
+        "# post_text = " + " ".join(f"w{i}" for i in range(1, len(cells) + 1)),
+    ]
     lines += ["\t".join([str(i), f"w{i}", *row]) for i, row in enumerate(cells, start=1)]
     return "\n".join(lines) + "\n"
 
 
 # post 1: a1 Doubt(1-2) + Slogan(2-3), a2 Doubt(1-2); post 2: a1 nothing, a2 Slogan(1)
-HAND = _post("1", [(f"B-{D}", f"B-{D}"), (f"I-{D}|B-{S}", f"I-{D}"), (f"I-{S}", "O"), ("O", "O")]) + "\n" + \
-    _post("2", [("O", f"B-{S}"), ("O", "O"), ("O", "O")]) + "\n"
+HAND = (
+    _post("1", [(f"B-{D}", f"B-{D}"), (f"I-{D}|B-{S}", f"I-{D}"), (f"I-{S}", "O"), ("O", "O")])
+    + "\n"
+    + _post("2", [("O", f"B-{S}"), ("O", "O"), ("O", "O")])
+    + "\n"
+)
 
 
 def _json(capsys, *args) -> dict:
@@ -61,8 +70,12 @@ def test_kappa_and_human_ceiling_of_a_hand_made_file(write_file, capsys):
 
 
 def test_gamma_is_one_for_identical_views_and_lower_when_they_differ(write_file, capsys):
-    same = _post("1", [(f"B-{D}", f"B-{D}"), (f"I-{D}", f"I-{D}"), ("O", "O"), (f"B-{S}", f"B-{S}")]) + "\n" + \
-        _post("2", [("O", "O"), (f"B-{S}", f"B-{S}"), (f"I-{S}", f"I-{S}")]) + "\n"
+    same = (
+        _post("1", [(f"B-{D}", f"B-{D}"), (f"I-{D}", f"I-{D}"), ("O", "O"), (f"B-{S}", f"B-{S}")])
+        + "\n"
+        + _post("2", [("O", "O"), (f"B-{S}", f"B-{S}"), (f"I-{S}", f"I-{S}")])
+        + "\n"
+    )
     agreement = _json(capsys, str(write_file("same.conll", same)))["agreement"]
     assert agreement["gamma"] == pytest.approx(1.0) and agreement["gamma_cat"] == pytest.approx(1.0)
     assert agreement["settings"]["alpha"] == 1.0 and agreement["settings"]["samples"] == 30
@@ -87,12 +100,17 @@ def test_one_view_file_has_no_agreement_and_asking_for_it_is_one_clear_error(wri
         main([str(one), "--agreement", "yes"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "one.conll" in err and "needs two or more annotator views, the file has 1" in err
+    assert (
+        err.startswith("error: ") and "one.conll" in err and "needs two or more annotator views, the file has 1" in err
+    )
 
 
 def test_post_file_counts_labels_and_writes_plots(write_file, capsys, tmp_path):
-    tsv = write_file("posts.tsv", "post_id\tpost_date\tpost_topic_keywords\tpost_text\tlabels_a1\tlabels_a2\n"
-                                  f"1\t2021-06\tmigration\tw\t{D}|{S}\t{D}\n2\t2021-06\tmigration\tw\t\t{S}\n")
+    tsv = write_file(
+        "posts.tsv",
+        "post_id\tpost_date\tpost_topic_keywords\tpost_text\tlabels_a1\tlabels_a2\n"
+        f"1\t2021-06\tmigration\tw\t{D}|{S}\t{D}\n2\t2021-06\tmigration\tw\t\t{S}\n",
+    )
     stats = _json(capsys, str(tsv), "--plots", str(tmp_path / "plots"))
     assert stats["tokens"] is None and stats["views"]["a1"]["labels"][D]["length_mean"] is None
     assert stats["overlap"]["a1"][D] == {D: 0.0, S: 100.0}

@@ -1,4 +1,5 @@
 """``data.targets``: aggregating annotator views on hand-made posts (``faina.data.targets``) and the clear errors."""
+
 from __future__ import annotations
 
 import pytest
@@ -38,7 +39,9 @@ def test_post_labels():
 
 
 def _span_corpus(views: int) -> SpanCorpus:
-    post = Post("1", "2021-06", "migration", "a b c d e f g", tuple("abcdefg"), tuple(tuple(v) for v in [A1, A2, A3][:views]))
+    post = Post(
+        "1", "2021-06", "migration", "a b c d e f g", tuple("abcdefg"), tuple(tuple(v) for v in [A1, A2, A3][:views])
+    )
     return SpanCorpus((post,), views)
 
 

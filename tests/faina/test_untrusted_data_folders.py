@@ -1,4 +1,5 @@
 """Dataset and tokenizer folders are data: a loading script or custom tokenizer code beside them never runs."""
+
 from __future__ import annotations
 
 import json
@@ -32,7 +33,8 @@ def test_a_tokenizer_folder_with_custom_code_is_refused_and_the_code_never_runs(
     marker = tmp_path / "ran"
     (folder / "tokenization_evil.py").write_text(
         f"open({str(marker)!r}, 'w').write('ran')\nfrom transformers import BertTokenizerFast as EvilTokenizer\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
     config["auto_map"] = {"AutoTokenizer": [None, "tokenization_evil.EvilTokenizer"]}
     config["tokenizer_class"] = "EvilTokenizer"

@@ -1,4 +1,5 @@
 """``python -m faina.validate``: statistics (JSON keys) and one-line errors with exit status 2."""
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,9 @@ def test_table_output(capsys):
 def test_bad_file_gives_one_line_and_exit_2(tmp_path):
     bad = tmp_path / "bad.conll"
     bad.write_text("# post_id = 1\n# post_date = d\n# post_topic_keywords = t\n# post_text = x\n1\tx\tB-Nope\tO\n")
-    result = subprocess.run([sys.executable, "-m", "faina.validate", str(bad)], capture_output=True, text=True,
-                            cwd=REPO_ROOT)
+    result = subprocess.run(
+        [sys.executable, "-m", "faina.validate", str(bad)], capture_output=True, text=True, cwd=REPO_ROOT
+    )
     assert result.returncode == 2
     assert result.stderr.startswith(f"error: {bad}:5: unknown label 'Nope'")
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1

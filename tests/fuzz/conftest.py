@@ -5,6 +5,7 @@ and ``slow`` (ten times more), chosen with ``FALLACY_FUZZ_PROFILE=slow``. Both a
 no example database, so every run tries the same inputs. The summary is printed by pytest's terminal
 reporter, so it shows without ``-s``.
 """
+
 from __future__ import annotations
 
 from fuzz.support import COUNTS, active_profile

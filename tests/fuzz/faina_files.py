@@ -3,6 +3,7 @@
 A CoNLL or TSV file is drawn together with the records a correct reader must return for it, so the fuzz
 tests can check both directions: read(text) == records and write(read(text)) == text, byte for byte.
 """
+
 from __future__ import annotations
 
 from hypothesis import strategies as st
@@ -28,8 +29,9 @@ def cells_of(spans_per_view, num_tokens: int) -> list[list[str]]:
     for t in range(1, num_tokens + 1):
         row = []
         for spans in spans_per_view:
-            tags = sorted((s.label, ("B-" if t == s.first else "I-") + s.label) for s in spans
-                           if s.first <= t <= s.last)
+            tags = sorted(
+                (s.label, ("B-" if t == s.first else "I-") + s.label) for s in spans if s.first <= t <= s.last
+            )
             row.append("|".join(tag for _, tag in tags) or "O")
         rows.append(row)
     return rows
@@ -37,12 +39,20 @@ def cells_of(spans_per_view, num_tokens: int) -> list[list[str]]:
 
 # strategies built once: building them inside a composite on every draw costs more than the draw itself
 GRAINS = st.sampled_from(("fine", "fine", "coarse"))
-RAW_SPANS = {grain: st.lists(st.tuples(st.integers(0, 255), st.sampled_from((0, 0, 1, 2, 4, 8, 30)),
-                                       st.sampled_from(INVENTORY.labels_of(grain))), max_size=4)
-             for grain in ("fine", "coarse")}
+RAW_SPANS = {
+    grain: st.lists(
+        st.tuples(
+            st.integers(0, 255), st.sampled_from((0, 0, 1, 2, 4, 8, 30)), st.sampled_from(INVENTORY.labels_of(grain))
+        ),
+        max_size=4,
+    )
+    for grain in ("fine", "coarse")
+}
 TOKEN_LISTS = st.lists(tokens, min_size=1, max_size=12)
-LABEL_SETS = {grain: st.lists(st.sampled_from(INVENTORY.labels_of(grain)), unique=True, max_size=4)
-              for grain in ("fine", "coarse")}
+LABEL_SETS = {
+    grain: st.lists(st.sampled_from(INVENTORY.labels_of(grain)), unique=True, max_size=4)
+    for grain in ("fine", "coarse")
+}
 
 
 def spans_from(raw, num_tokens: int) -> tuple[Span, ...]:
@@ -65,11 +75,14 @@ def conll_files(draw, max_posts: int = 4) -> tuple[str, list[Post], int]:
     for post_id in ids:
         toks = tuple(draw(TOKEN_LISTS))
         date, topic, text = draw(header_values), draw(header_values), draw(header_values)
-        spans = tuple(spans_from(draw(RAW_SPANS[grain]), len(toks)) for _ in range(num_views)) \
-            if labelled else None
+        spans = tuple(spans_from(draw(RAW_SPANS[grain]), len(toks)) for _ in range(num_views)) if labelled else None
         cells = cells_of(spans, len(toks)) if labelled else [[""] * num_views for _ in toks]
-        lines = [f"# post_id = {post_id}", f"# post_date = {date}", f"# post_topic_keywords = {topic}",
-                 f"# post_text = {text}"]
+        lines = [
+            f"# post_id = {post_id}",
+            f"# post_date = {date}",
+            f"# post_topic_keywords = {topic}",
+            f"# post_text = {text}",
+        ]
         lines += ["\t".join([str(i), tok, *row]) for i, (tok, row) in enumerate(zip(toks, cells), start=1)]
         blocks.append("\n".join(lines))
         posts.append(Post(post_id, date, topic, text, toks, spans))
@@ -83,8 +96,9 @@ def tsv_files(draw, max_posts: int = 6) -> tuple[str, list[PostRow], int]:
     num_views = draw(st.integers(1, 3))
     grain = draw(GRAINS)
     ids = draw(st.lists(post_ids, min_size=1, max_size=max_posts, unique=True))
-    header = "\t".join(["post_id", "post_date", "post_topic_keywords", "post_text",
-                        *(f"labels_a{v + 1}" for v in range(num_views))])
+    header = "\t".join(
+        ["post_id", "post_date", "post_topic_keywords", "post_text", *(f"labels_a{v + 1}" for v in range(num_views))]
+    )
     lines, rows = [header], []
     for post_id in ids:
         date, topic, text = draw(cell_values), draw(cell_values), draw(cell_values)

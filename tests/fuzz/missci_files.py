@@ -4,6 +4,7 @@
 defaults of optional fields; a reader that accepts a line must return exactly that, so a value it coerced
 (a number turned into a string, a wrong-typed field replaced by a default) shows as a difference.
 """
+
 from __future__ import annotations
 
 from hypothesis import strategies as st
@@ -12,7 +13,7 @@ from fuzz.faina_files import TOKEN_ALPHABET
 from missci.dataset.classes import CLASS_NAMES
 from missci.dataset.reader import Argument, Fallacy, InterchangeableFallacy
 
-texts = st.text(st.sampled_from(TOKEN_ALPHABET + "\t\n\"\\é"), min_size=1, max_size=12).filter(str.strip)
+texts = st.text(st.sampled_from(TOKEN_ALPHABET + '\t\n"\\é'), min_size=1, max_size=12).filter(str.strip)
 maybe_empty = st.text(st.sampled_from(TOKEN_ALPHABET + "\n"), max_size=8)
 ids = st.text(st.sampled_from("arg-0123456789:x"), min_size=1, max_size=8).filter(str.strip)
 
@@ -21,10 +22,19 @@ ids = st.text(st.sampled_from("arg-0123456789:x"), min_size=1, max_size=8).filte
 def argument_objects(draw, argument_id: str, max_fallacies: int = 3) -> dict:
     fallacies = []
     for i in range(draw(st.integers(1, max_fallacies))):
-        alternatives = [{"premise": draw(texts), "class": draw(st.sampled_from(CLASS_NAMES)),
-                         "id": f"{argument_id}:{i + 1}:{j + 1}"} for j in range(draw(st.integers(1, 3)))]
-        fallacy = {"fallacy_context": draw(maybe_empty), "id": f"{argument_id}:{i + 1}",
-                   "interchangeable_fallacies": alternatives}
+        alternatives = [
+            {
+                "premise": draw(texts),
+                "class": draw(st.sampled_from(CLASS_NAMES)),
+                "id": f"{argument_id}:{i + 1}:{j + 1}",
+            }
+            for j in range(draw(st.integers(1, 3)))
+        ]
+        fallacy = {
+            "fallacy_context": draw(maybe_empty),
+            "id": f"{argument_id}:{i + 1}",
+            "interchangeable_fallacies": alternatives,
+        }
         if draw(st.booleans()):
             fallacy["consolidation_comment"] = draw(maybe_empty)
         fallacies.append(fallacy)
@@ -48,13 +58,24 @@ def missci_files(draw, max_arguments: int = 4) -> list[dict]:
 def expected_argument(obj: dict) -> Argument:
     body = obj["argument"]
     fallacies = tuple(
-        Fallacy(f["id"], f["fallacy_context"], f.get("consolidation_comment") or "",
-                tuple(InterchangeableFallacy(a["id"], a["premise"], a["class"])
-                      for a in f["interchangeable_fallacies"]))
-        for f in body["fallacies"])
+        Fallacy(
+            f["id"],
+            f["fallacy_context"],
+            f.get("consolidation_comment") or "",
+            tuple(InterchangeableFallacy(a["id"], a["premise"], a["class"]) for a in f["interchangeable_fallacies"]),
+        )
+        for f in body["fallacies"]
+    )
     study = obj.get("study") or {}
-    return Argument(obj["id"], body["claim"], body["accurate_premise_p0"]["premise"],
-                    tuple(body.get("hidden_premises") or ()), fallacies, study.get("url") or "", obj.get("meta") or {})
+    return Argument(
+        obj["id"],
+        body["claim"],
+        body["accurate_premise_p0"]["premise"],
+        tuple(body.get("hidden_premises") or ()),
+        fallacies,
+        study.get("url") or "",
+        obj.get("meta") or {},
+    )
 
 
 def json_paths(value, prefix=()) -> list[tuple]:

@@ -8,6 +8,7 @@
 * ``hostile_nodes()`` draws what a hostile file would plant: a Hydra node of every family in
   ``helpers.hostile``, a ``_partial_`` / ``_args_`` key, an OmegaConf ``${...}`` interpolation.
 """
+
 from __future__ import annotations
 
 import functools
@@ -27,58 +28,112 @@ rates = st.floats(1e-6, 10, allow_nan=False)
 
 
 def adam_settings(name: str) -> st.SearchStrategy:
-    return st.fixed_dictionaries({"name": st.just(name), "lr": rates,
-                                  "betas": st.lists(st.floats(0, 0.999), min_size=2, max_size=2),
-                                  "eps": st.floats(1e-12, 1), "weight_decay": st.floats(0, 10),
-                                  "amsgrad": st.booleans()})
+    return st.fixed_dictionaries(
+        {
+            "name": st.just(name),
+            "lr": rates,
+            "betas": st.lists(st.floats(0, 0.999), min_size=2, max_size=2),
+            "eps": st.floats(1e-12, 1),
+            "weight_decay": st.floats(0, 10),
+            "amsgrad": st.booleans(),
+        }
+    )
 
 
-optimizers = adam_settings("adamw") | adam_settings("adam") | st.fixed_dictionaries(
-    {"name": st.just("sgd"), "lr": rates, "momentum": st.floats(0, 0.99), "dampening": st.floats(0, 1),
-     "weight_decay": st.floats(0, 10), "nesterov": st.booleans()})
-schedulers = st.fixed_dictionaries({"name": st.just("slanted_triangular"), "cut_frac": unit,
-                                    "ratio": st.floats(1, 10 ** 6)}) \
-    | st.fixed_dictionaries({"name": st.sampled_from(("constant", "none"))})
+optimizers = (
+    adam_settings("adamw")
+    | adam_settings("adam")
+    | st.fixed_dictionaries(
+        {
+            "name": st.just("sgd"),
+            "lr": rates,
+            "momentum": st.floats(0, 0.99),
+            "dampening": st.floats(0, 1),
+            "weight_decay": st.floats(0, 10),
+            "nesterov": st.booleans(),
+        }
+    )
+)
+schedulers = st.fixed_dictionaries(
+    {"name": st.just("slanted_triangular"), "cut_frac": unit, "ratio": st.floats(1, 10**6)}
+) | st.fixed_dictionaries({"name": st.sampled_from(("constant", "none"))})
 shared = {"discriminative_decay": st.none() | st.floats(0.01, 1), "gradual_unfreezing": st.booleans()}
-mvml_modules = st.fixed_dictionaries({**shared, "head_lr": st.none() | rates,
-                                      "threshold": unit | st.just("tuned"), "fallback_threshold": unit,
-                                      "min_dev_positives": st.integers(0, 100)})
-mvmd_modules = st.fixed_dictionaries({**shared, "head_lr": st.none() | rates, "loss_weights": st.none(),
-                                      "o_bias": st.floats(-1000, 1000) | st.just("tuned"),
-                                      "min_dev_spans": st.integers(0, 100)})
+mvml_modules = st.fixed_dictionaries(
+    {
+        **shared,
+        "head_lr": st.none() | rates,
+        "threshold": unit | st.just("tuned"),
+        "fallback_threshold": unit,
+        "min_dev_positives": st.integers(0, 100),
+    }
+)
+mvmd_modules = st.fixed_dictionaries(
+    {
+        **shared,
+        "head_lr": st.none() | rates,
+        "loss_weights": st.none(),
+        "o_bias": st.floats(-1000, 1000) | st.just("tuned"),
+        "min_dev_spans": st.integers(0, 100),
+    }
+)
 
 
 @st.composite
 def model_blocks(draw) -> dict:
     """A named model block as ``CheckedModel.saved()`` writes it (every setting present)."""
     architecture = draw(st.sampled_from(("MVML", "MVMD")))
-    return {"name": draw(st.none() | st.sampled_from(("mvml", "mvmd", "mine"))), "architecture": architecture,
-            "dropout": draw(st.floats(0, 0.9)),
-            "module": draw(mvml_modules if architecture == "MVML" else mvmd_modules),
-            "optimizer": draw(optimizers), "scheduler": draw(schedulers)}
+    return {
+        "name": draw(st.none() | st.sampled_from(("mvml", "mvmd", "mine"))),
+        "architecture": architecture,
+        "dropout": draw(st.floats(0, 0.9)),
+        "module": draw(mvml_modules if architecture == "MVML" else mvmd_modules),
+        "optimizer": draw(optimizers),
+        "scheduler": draw(schedulers),
+    }
 
 
-LEGACY_TARGETS = {"MVML": "models.mvml.MVML", "MVMD": "models.mvmd.MVMD", "adamw": "torch.optim.AdamW",
-                  "adam": "torch.optim.Adam", "sgd": "torch.optim.SGD",
-                  "slanted_triangular": "models.schedules.slanted_triangular", "constant": "models.schedules.constant"}
+LEGACY_TARGETS = {
+    "MVML": "models.mvml.MVML",
+    "MVMD": "models.mvmd.MVMD",
+    "adamw": "torch.optim.AdamW",
+    "adam": "torch.optim.Adam",
+    "sgd": "torch.optim.SGD",
+    "slanted_triangular": "models.schedules.slanted_triangular",
+    "constant": "models.schedules.constant",
+}
 
 
 def hydra_form(block: dict) -> dict:
     """``block`` as an earlier release saved it: the resolved Hydra config, its parts as ``_target_`` partials."""
+
     def partial(part: dict) -> dict | None:
         if part["name"] == "none":
             return None
-        return {"_target_": LEGACY_TARGETS[part["name"]], "_partial_": True,
-                **{k: v for k, v in part.items() if k != "name"}}
-    module = {"_target_": LEGACY_TARGETS[block["architecture"]], **block["module"],
-              "optimizer": partial(block["optimizer"]), "scheduler": partial(block["scheduler"])}
+        return {
+            "_target_": LEGACY_TARGETS[part["name"]],
+            "_partial_": True,
+            **{k: v for k, v in part.items() if k != "name"},
+        }
+
+    module = {
+        "_target_": LEGACY_TARGETS[block["architecture"]],
+        **block["module"],
+        "optimizer": partial(block["optimizer"]),
+        "scheduler": partial(block["scheduler"]),
+    }
     return {"name": block["name"], "dropout": block["dropout"], "module": module}
 
 
-encoders = st.fixed_dictionaries({"name": st.none() | st.sampled_from(("minilm", "alberto")),
-                                  "name_or_path": st.sampled_from(("m-polignano-uniba/bert_uncased_L-12_H-768_A-12_"
-                                                                   "italian_alb3rt0", "/models/encoder", "minilm")),
-                                  "max_length": st.integers(2, 4096), "trust_remote_code": st.just(False)})
+encoders = st.fixed_dictionaries(
+    {
+        "name": st.none() | st.sampled_from(("minilm", "alberto")),
+        "name_or_path": st.sampled_from(
+            ("m-polignano-uniba/bert_uncased_L-12_H-768_A-12_italian_alb3rt0", "/models/encoder", "minilm")
+        ),
+        "max_length": st.integers(2, 4096),
+        "trust_remote_code": st.just(False),
+    }
+)
 
 
 @functools.cache
@@ -127,10 +182,11 @@ def spoiled_documents(draw, document: dict) -> tuple[str, dict | bytes]:
         value = draw(st.sampled_from((math.nan, math.inf, -math.inf)))
         return kind, json.dumps(replaced(document, path, value)).encode("utf-8")
     if kind == "huge":
-        return kind, replaced(document, path, draw(st.sampled_from((10 ** 400, -(10 ** 400), 1e308, 2 ** 63))))
+        return kind, replaced(document, path, draw(st.sampled_from((10**400, -(10**400), 1e308, 2**63))))
     if kind == "nested":
-        text = json.dumps(replaced(document, path, "NESTED")).replace('"NESTED"', nested_junk(
-            draw(st.sampled_from((50, 3_000, 30_000)))))
+        text = json.dumps(replaced(document, path, "NESTED")).replace(
+            '"NESTED"', nested_junk(draw(st.sampled_from((50, 3_000, 30_000))))
+        )
         return kind, text.encode("utf-8")
     return kind, json.dumps(draw(st.sampled_from(([document], "model", 1, None)))).encode("utf-8")
 
@@ -152,13 +208,26 @@ def tiny_fold_json(block: dict, labels_inventory: str = FAINA_INVENTORY, num_vie
     from faina.serving.saved_files import fold_model_json
     from models.saved_model import check_model_block
 
-    return fold_model_json("span-f", "span", "fine", inventory().labels_of("fine"), num_views, labels_inventory,
-                           check_model_block(block, "the test's model block"),
-                           {"name": "tiny", "name_or_path": str(tiny_encoder_dir()), "max_length": 64})
+    return fold_model_json(
+        "span-f",
+        "span",
+        "fine",
+        inventory().labels_of("fine"),
+        num_views,
+        labels_inventory,
+        check_model_block(block, "the test's model block"),
+        {"name": "tiny", "name_or_path": str(tiny_encoder_dir()), "max_length": 64},
+    )
 
 
-TINY_BLOCK = {"name": "mvmd", "architecture": "MVMD", "dropout": 0.1, "module": {"head_lr": 0.01},
-              "optimizer": {"name": "adamw", "lr": 1e-4}, "scheduler": {"name": "slanted_triangular"}}
+TINY_BLOCK = {
+    "name": "mvmd",
+    "architecture": "MVMD",
+    "dropout": 0.1,
+    "module": {"head_lr": 0.01},
+    "optimizer": {"name": "adamw", "lr": 1e-4},
+    "scheduler": {"name": "slanted_triangular"},
+}
 
 
 @functools.cache
@@ -176,8 +245,12 @@ def tiny_model():
     path.write_text(json.dumps(meta), encoding="utf-8")
     top, checked, encoder = read_fold_model_file(path)
     torch.manual_seed(0)
-    model = build_model(checked, ChunkedEncoder(name_or_path=encoder.name_or_path, max_length=encoder.max_length),
-                        top.num_views, top.labels)
+    model = build_model(
+        checked,
+        ChunkedEncoder(name_or_path=encoder.name_or_path, max_length=encoder.max_length),
+        top.num_views,
+        top.labels,
+    )
     return model.eval(), meta
 
 

@@ -8,14 +8,15 @@ for ten times more), always derandomized and without an example database, so a r
 
 Import it as ``from fuzz.support import ...`` (``tests/`` is on ``sys.path``).
 """
+
 from __future__ import annotations
 
 import collections
 import math
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -28,9 +29,14 @@ SCALE = {"fuzz": 1, "slow": 10}
 COUNTS: collections.Counter = collections.Counter()
 FAILURES: collections.Counter = collections.Counter()
 
-settings.register_profile("fuzz", derandomize=True, database=None, deadline=None, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                                 HealthCheck.filter_too_much])
+settings.register_profile(
+    "fuzz",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 settings.register_profile("slow", parent=settings.get_profile("fuzz"))
 
 
@@ -84,10 +90,11 @@ def spoiled_bytes(draw, data: bytes) -> tuple[str, bytes]:
     Kinds: ``truncated`` (may still be a valid file), ``bom`` (harmless: the same records), the rest (an error
     is the only right answer: invalid UTF-8, UTF-16, NUL bytes, CRLF, emptiness)."""
     text = data.decode("utf-8")
-    kind = draw(st.sampled_from(("truncated", "bom", "latin-1", "utf-16", "invalid-utf8", "nul", "crlf",
-                                 "empty", "blank")))
+    kind = draw(
+        st.sampled_from(("truncated", "bom", "latin-1", "utf-16", "invalid-utf8", "nul", "crlf", "empty", "blank"))
+    )
     if kind == "truncated":
-        return kind, data[:draw(st.integers(0, max(0, len(data) - 1)))]
+        return kind, data[: draw(st.integers(0, max(0, len(data) - 1)))]
     if kind == "bom":
         return kind, BOM + data
     if kind == "latin-1":  # only a real change when the text has a non-ASCII character latin-1 can hold
@@ -111,8 +118,26 @@ def spoiled_bytes(draw, data: bytes) -> tuple[str, bytes]:
 MUST_FAIL = {"utf-16", "invalid-utf8", "nul", "crlf", "empty", "blank"}
 
 # values that break naive numeric or structural code when they turn up in a JSON/YAML field
-JUNK_SCALARS = (None, True, False, 0, -1, 2 ** 70, -(2 ** 70), 1.5, math.nan, math.inf, -math.inf, "", " ",
-                "x" * 5000, "\u0000", [], {}, "NaN")
+JUNK_SCALARS = (
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**70,
+    -(2**70),
+    1.5,
+    math.nan,
+    math.inf,
+    -math.inf,
+    "",
+    " ",
+    "x" * 5000,
+    "\u0000",
+    [],
+    {},
+    "NaN",
+)
 
 
 def nested_junk(depth: int) -> str:
@@ -123,5 +148,8 @@ def nested_junk(depth: int) -> str:
 def json_junk() -> st.SearchStrategy:
     """Arbitrary JSON values: scalars of the junk list and small nested lists/objects of them."""
     scalars = st.sampled_from(JUNK_SCALARS) | st.integers() | st.floats() | st.text(max_size=10)
-    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
-                        | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8)
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+        max_leaves=8,
+    )

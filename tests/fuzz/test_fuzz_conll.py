@@ -1,5 +1,6 @@
 """Fuzzing the span-level CoNLL reader (``faina.formats.conll.read_conll``): valid files round-trip byte for byte,
 spoiled ones end in one ``UserError`` or, when the spoiling left a valid file, read without losing a line."""
+
 from __future__ import annotations
 
 from hypothesis import given
@@ -84,8 +85,23 @@ def structurally_spoiled(draw, drawn) -> tuple[str, str]:
     at = draw(st.sampled_from(tokens))
     parts = lines[at].split("\t")
     labelled = posts[0].spans is not None
-    kind = draw(st.sampled_from(("columns", "index", "tag", "unknown", "duplicate", "header", "mix", "blank",
-                                 "huge-token", "i-first", "grain")))
+    kind = draw(
+        st.sampled_from(
+            (
+                "columns",
+                "index",
+                "tag",
+                "unknown",
+                "duplicate",
+                "header",
+                "mix",
+                "blank",
+                "huge-token",
+                "i-first",
+                "grain",
+            )
+        )
+    )
     expect = "error"
     if kind == "columns":
         if draw(st.booleans()) or len(parts) == 3:
@@ -102,8 +118,11 @@ def structurally_spoiled(draw, drawn) -> tuple[str, str]:
         parts[2 + draw(st.integers(0, num_views - 1))] = draw(st.sampled_from(BAD_TAGS)).format(label, label)
         lines[at] = "\t".join(parts)
     elif kind == "unknown" and labelled:
-        label = draw(st.sampled_from(INVENTORY.fine)) + draw(st.sampled_from(("x", "-", " ", "é"))) \
-            if draw(st.booleans()) else draw(st.sampled_from(INVENTORY.fine)).lower()
+        label = (
+            draw(st.sampled_from(INVENTORY.fine)) + draw(st.sampled_from(("x", "-", " ", "é")))
+            if draw(st.booleans())
+            else draw(st.sampled_from(INVENTORY.fine)).lower()
+        )
         parts[2] = f"B-{label}"
         lines[at] = "\t".join(parts)
     elif kind == "duplicate" and len(posts) > 1:

@@ -7,6 +7,7 @@ A results folder predicts with the ensemble of exactly the folds its ``experimen
 are finished; anything else (a list instead of an object, a ``cv`` that is a list, a negative, huge or
 non-integer ``num_folds``, missing or unfinished folds, broken bytes) is one ``UserError``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -40,8 +41,16 @@ def run_config():
 
     register_config_resolvers()
     with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
-        cfg = compose(config_name="train", overrides=[f"paths.root_dir={SCRATCH / 'root'}", "task=span-f",
-                                                      "callbacks=none", "logger=none", "cv.num_folds=2"])
+        cfg = compose(
+            config_name="train",
+            overrides=[
+                f"paths.root_dir={SCRATCH / 'root'}",
+                "task=span-f",
+                "callbacks=none",
+                "logger=none",
+                "cv.num_folds=2",
+            ],
+        )
     return OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))
 
 
@@ -108,8 +117,7 @@ def test_hostile_nodes_in_experiment_json_refuse_the_rerun_and_never_run(data):
 def test_broken_bytes_in_experiment_json_refuse_the_rerun(data):
     _, spoiled = data.draw(spoiled_bytes(json.dumps(identity()).encode("utf-8")))
     _, err = guard(spoiled)
-    assert (err is None) == (spoiled.rstrip() == json.dumps(identity()).encode("utf-8").rstrip()
-                             or _same_json(spoiled))
+    assert (err is None) == (spoiled.rstrip() == json.dumps(identity()).encode("utf-8").rstrip() or _same_json(spoiled))
 
 
 def _same_json(data: bytes) -> bool:
@@ -143,8 +151,11 @@ def tiny_fold(folder, finished: bool):
 
 
 # (null is "not recorded", like a missing key: the folds found are the experiment's, see the "no-cv" case)
-num_folds_junk = (st.sampled_from([v for v in JUNK_SCALARS if v is not None]) | st.integers(-5, 5)
-                  | st.sampled_from((10 ** 6, 2 ** 70, 1.0, "2")))
+num_folds_junk = (
+    st.sampled_from([v for v in JUNK_SCALARS if v is not None])
+    | st.integers(-5, 5)
+    | st.sampled_from((10**6, 2**70, 1.0, "2"))
+)
 
 
 @st.composite

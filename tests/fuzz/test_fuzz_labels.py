@@ -1,6 +1,7 @@
 """Fuzzing the label-inventory reader (``faina.formats.labels.LabelInventory.load``, the ``labels.yaml`` a dataset
 brings): valid inventories read to exactly their labels, ids and taxonomy; junk values, deleted keys, keys
 given twice, cycles, label names that cannot be file cells and broken bytes end in one ``UserError``."""
+
 from __future__ import annotations
 
 import yaml
@@ -38,8 +39,10 @@ def inventories(draw) -> dict:
         pool = coarse + list(order[:i])
         if pool and draw(st.booleans()):
             parents[child] = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2, unique=True))
-    spec = {"name": draw(label_names),
-            "fine": {label: draw(label_names) for label in fine} if draw(st.booleans()) else list(fine)}
+    spec = {
+        "name": draw(label_names),
+        "fine": {label: draw(label_names) for label in fine} if draw(st.booleans()) else list(fine),
+    }
     if coarse or draw(st.booleans()):
         spec["coarse"] = coarse
     if parents or draw(st.booleans()):
@@ -51,8 +54,13 @@ def expected(spec: dict) -> tuple:
     fine = spec["fine"] if isinstance(spec["fine"], dict) else {label: label for label in spec["fine"]}
     parents = {label: () for label in fine}
     parents.update({k: tuple(v) for k, v in (spec.get("parents") or {}).items()})
-    return (spec.get("name") or "labels", tuple(sorted(fine)), {k: str(v) for k, v in fine.items()}, parents,
-            tuple(sorted(spec.get("coarse") or ())))
+    return (
+        spec.get("name") or "labels",
+        tuple(sorted(fine)),
+        {k: str(v) for k, v in fine.items()},
+        parents,
+        tuple(sorted(spec.get("coarse") or ())),
+    )
 
 
 def fields(inventory: LabelInventory) -> tuple:
@@ -96,12 +104,32 @@ def test_wrong_values_end_in_one_user_error(spec, data):
             assert fields(inventory) == expected(spoiled)
 
 
-YAML_JUNK = ("!!python/object/apply:os.system ['true']", "[" * 5000, "{a: [" * 3000, "fine: &a [*a]", "- a\n- b",
-             "fine: {a: x}\nfine: {b: y}", "fine:\n  a: x\n  a: y", "fine: [a, a]", 'fine: ["a\\tb"]',
-             "fine: [' ']", "fine: ['a|b']",
-             "fine: [a]\nparents: {a: [a]}", "fine: [a, b]\nparents: {a: [b], b: [a]}", "fine: [a]\ncoarse: [a]",
-             "fine: {}", "fine: []", "fine: [~]", "fine: [.nan]", "fine: {a: .inf}", "fine: [a]\nparents: {a: b}",
-             "\t- x", "fine: [a]\ncoarse: [[b]]", "fine: [a]\nparents: {a: [[b]]}", "fine: {[a]: x}")
+YAML_JUNK = (
+    "!!python/object/apply:os.system ['true']",
+    "[" * 5000,
+    "{a: [" * 3000,
+    "fine: &a [*a]",
+    "- a\n- b",
+    "fine: {a: x}\nfine: {b: y}",
+    "fine:\n  a: x\n  a: y",
+    "fine: [a, a]",
+    'fine: ["a\\tb"]',
+    "fine: [' ']",
+    "fine: ['a|b']",
+    "fine: [a]\nparents: {a: [a]}",
+    "fine: [a, b]\nparents: {a: [b], b: [a]}",
+    "fine: [a]\ncoarse: [a]",
+    "fine: {}",
+    "fine: []",
+    "fine: [~]",
+    "fine: [.nan]",
+    "fine: {a: .inf}",
+    "fine: [a]\nparents: {a: b}",
+    "\t- x",
+    "fine: [a]\ncoarse: [[b]]",
+    "fine: [a]\nparents: {a: [[b]]}",
+    "fine: {[a]: x}",
+)
 
 
 @fuzz_settings(40)

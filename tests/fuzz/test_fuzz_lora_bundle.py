@@ -5,6 +5,7 @@ is a Hydra node) and read back to exactly their values. Junk at every JSON path,
 numbers, deep nesting, broken bytes and hostile ``_target_`` / ``_partial_`` / ``${...}`` nodes anywhere end in
 one ``UserError``; no planted target is called (tripwires) and the victim file survives.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,27 +22,41 @@ from missci.lora.tasks import CandidateSettings, ChatSettings
 
 READER = "missci_lora.json (read_bundle)"
 VICTIM_TEXT = "keep me\n"
-BACKENDS = {"transformers": {"_target_": "models.llm.backends.TransformersBackend.load", "_partial_": True},
-            "vllm": {"_target_": "models.llm.vllm_backend.VllmBackend.load", "_partial_": True,
-                     "gpu_memory_utilization": 0.85, "max_model_len": None, "max_lora_rank": 64,
-                     "enforce_eager": False},
-            # the path of the release before the restructuring (common.renames translates it)
-            "old transformers": {"_target_": "models.backends.TransformersBackend.load", "_partial_": True}}
-tiny = st.fixed_dictionaries({"hidden_size": st.integers(8, 64), "num_hidden_layers": st.integers(1, 4),
-                              "num_attention_heads": st.just(2)})
+BACKENDS = {
+    "transformers": {"_target_": "models.llm.backends.TransformersBackend.load", "_partial_": True},
+    "vllm": {
+        "_target_": "models.llm.vllm_backend.VllmBackend.load",
+        "_partial_": True,
+        "gpu_memory_utilization": 0.85,
+        "max_model_len": None,
+        "max_lora_rank": 64,
+        "enforce_eager": False,
+    },
+    # the path of the release before the restructuring (common.renames translates it)
+    "old transformers": {"_target_": "models.backends.TransformersBackend.load", "_partial_": True},
+}
+tiny = st.fixed_dictionaries(
+    {"hidden_size": st.integers(8, 64), "num_hidden_layers": st.integers(1, 4), "num_attention_heads": st.just(2)}
+)
 
 
 @st.composite
 def llm_blocks(draw) -> dict:
     """A resolved ``conf/llm`` node as a run holds it (its backend the Hydra node of ``conf/llm/backend``)."""
-    return {"name": draw(st.none() | st.sampled_from(("tiny-llama", "llama2-7b"))),
-            "name_or_path": draw(st.sampled_from(("tiny-llama", "meta-llama/Llama-2-7b-chat-hf", "/m/x"))),
-            "gguf_file": draw(st.none() | st.just("model.Q4_K_M.gguf")),
-            "tokenizer": draw(st.none() | st.just("minilm")),
-            "load_in_4bit": draw(st.booleans()), "dtype": draw(st.sampled_from(("auto", "float16", "bfloat16"))),
-            "device": draw(st.sampled_from(("cpu", "auto", "cuda:0"))), "trust_remote_code": False,
-            "tiny_config": draw(st.none() | tiny), "seed": draw(st.integers(0, 2 ** 32 - 1)),
-            "converted_cache": None, "backend": dict(BACKENDS[draw(st.sampled_from(sorted(BACKENDS)))])}
+    return {
+        "name": draw(st.none() | st.sampled_from(("tiny-llama", "llama2-7b"))),
+        "name_or_path": draw(st.sampled_from(("tiny-llama", "meta-llama/Llama-2-7b-chat-hf", "/m/x"))),
+        "gguf_file": draw(st.none() | st.just("model.Q4_K_M.gguf")),
+        "tokenizer": draw(st.none() | st.just("minilm")),
+        "load_in_4bit": draw(st.booleans()),
+        "dtype": draw(st.sampled_from(("auto", "float16", "bfloat16"))),
+        "device": draw(st.sampled_from(("cpu", "auto", "cuda:0"))),
+        "trust_remote_code": False,
+        "tiny_config": draw(st.none() | tiny),
+        "seed": draw(st.integers(0, 2**32 - 1)),
+        "converted_cache": None,
+        "backend": dict(BACKENDS[draw(st.sampled_from(sorted(BACKENDS)))]),
+    }
 
 
 @st.composite
@@ -51,17 +66,35 @@ def bundles(draw) -> tuple[dict, dict]:
     name = "vllm" if "vllm" in llm["backend"]["_target_"] else "transformers"
     options = {k: v for k, v in llm["backend"].items() if not k.startswith("_")}
     arguments = {
-        "task": draw(st.sampled_from(("missci-gen", "missci-cls"))), "llm": llm,
-        "prompt": {"definitions": draw(st.booleans()), "logical_forms": draw(st.booleans()),
-                   "examples": draw(st.booleans()), "num_candidates": draw(st.integers(1, 10))},
+        "task": draw(st.sampled_from(("missci-gen", "missci-cls"))),
+        "llm": llm,
+        "prompt": {
+            "definitions": draw(st.booleans()),
+            "logical_forms": draw(st.booleans()),
+            "examples": draw(st.booleans()),
+            "num_candidates": draw(st.integers(1, 10)),
+        },
         "chat": ChatSettings(draw(st.booleans()), draw(st.none() | st.text(max_size=20))),
-        "candidates": CandidateSettings(draw(st.integers(1, 10)), draw(st.sampled_from(("beam", "sample"))),
-                                        draw(st.integers(1, 512)), draw(st.floats(0.01, 2)), draw(st.floats(0.01, 1)),
-                                        draw(st.integers(1, 64)), draw(st.integers(0, 100))),
-        "lora": {"rank": draw(st.integers(1, 64)), "alpha": 16, "dropout": draw(st.floats(0, 0.5)),
-                 "target_modules": ["q_proj", "v_proj"], "max_train_examples": None, "merge": False},
+        "candidates": CandidateSettings(
+            draw(st.integers(1, 10)),
+            draw(st.sampled_from(("beam", "sample"))),
+            draw(st.integers(1, 512)),
+            draw(st.floats(0.01, 2)),
+            draw(st.floats(0.01, 1)),
+            draw(st.integers(1, 64)),
+            draw(st.integers(0, 100)),
+        ),
+        "lora": {
+            "rank": draw(st.integers(1, 64)),
+            "alpha": 16,
+            "dropout": draw(st.floats(0, 0.5)),
+            "target_modules": ["q_proj", "v_proj"],
+            "max_train_examples": None,
+            "merge": False,
+        },
         "trained_on": draw(st.lists(st.text("arg-0123456789", min_size=1, max_size=6), max_size=5, unique=True)),
-        "fold": draw(st.none() | st.integers(0, 9))}
+        "fold": draw(st.none() | st.integers(0, 9)),
+    }
     return arguments, {**{k: v for k, v in llm.items() if k != "backend"}, "backend": {"name": name, **options}}
 
 
@@ -105,8 +138,9 @@ def test_junk_in_a_bundle_ends_in_one_user_error(drawn, data):
     if kind in ("nan", "nested", "not-an-object"):
         assert err is not None
     if bundle is not None and isinstance(spoiled, dict):
-        assert holds({**bundle, "llm": {**bundle["llm"], "backend": {}}},
-                     {**spoiled, "llm": {**spoiled["llm"], "backend": {}}})
+        assert holds(
+            {**bundle, "llm": {**bundle["llm"], "backend": {}}}, {**spoiled, "llm": {**spoiled["llm"], "backend": {}}}
+        )
 
 
 def holds(read, given) -> bool:

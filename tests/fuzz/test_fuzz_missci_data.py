@@ -1,6 +1,7 @@
 """Fuzzing the Missci JSONL reader (``missci.dataset.reader.read_arguments``): valid files read to exactly the drawn
 arguments; wrong types, missing keys, junk values, broken bytes and duplicate ids end in one ``UserError``;
 a spoiled file that is still valid reads every line, with every known field exactly as written."""
+
 from __future__ import annotations
 
 import json

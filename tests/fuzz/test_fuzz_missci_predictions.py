@@ -1,6 +1,7 @@
 """Fuzzing the Missci prediction-file reader (``missci.dataset.prediction_file.read_predictions``): files the writer
 wrote read back and are written again byte for byte; junk values, missing keys, broken bytes and two lines
 for one R_i end in one ``UserError``; whatever is accepted is written back with every field it had."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,11 @@ from missci.dataset.prediction_file import (
 
 READER = "missci.dataset.prediction_file.read_predictions"
 CLASSES = st.sampled_from((*CLASS_NAMES, OTHER))
-extra_values = st.dictionaries(st.sampled_from(("seed", "model", "prompt")),
-                               st.integers() | texts | st.lists(st.integers(), max_size=2), max_size=2)
+extra_values = st.dictionaries(
+    st.sampled_from(("seed", "model", "prompt")),
+    st.integers() | texts | st.lists(st.integers(), max_size=2),
+    max_size=2,
+)
 
 
 def read(data: bytes):
@@ -45,12 +49,18 @@ def written(predictions) -> bytes:
 @st.composite
 def prediction_lists(draw) -> list[FallacyPrediction]:
     fallacy_ids = draw(st.lists(ids, min_size=1, max_size=5, unique=True))
-    return [FallacyPrediction(
-        argument_id=fid.split(":")[0] or "arg", fallacy_id=fid,
-        predictions=[RankedPremise(draw(CLASSES), draw(texts)) for _ in range(draw(st.integers(0, 3)))],
-        raw_output=draw(st.none() | texts), unparsed_lines=draw(st.integers(0, 10 ** 12)),
-        reclassified=draw(st.none() | st.lists(CLASSES, max_size=3)), extra=draw(extra_values))
-        for fid in fallacy_ids]
+    return [
+        FallacyPrediction(
+            argument_id=fid.split(":")[0] or "arg",
+            fallacy_id=fid,
+            predictions=[RankedPremise(draw(CLASSES), draw(texts)) for _ in range(draw(st.integers(0, 3)))],
+            raw_output=draw(st.none() | texts),
+            unparsed_lines=draw(st.integers(0, 10**12)),
+            reclassified=draw(st.none() | st.lists(CLASSES, max_size=3)),
+            extra=draw(extra_values),
+        )
+        for fid in fallacy_ids
+    ]
 
 
 def canonical(line: str) -> str:

@@ -1,5 +1,6 @@
 """Fuzzing the raw-post reader of ``faina.tag`` (``read_posts``: ``.txt``, one post per line, or ``.jsonl``):
 valid files read to exactly their posts, spoiled ones end in one ``UserError``, never in a short list."""
+
 from __future__ import annotations
 
 import json
@@ -23,9 +24,12 @@ from fuzz.support import (
 READER = "faina.tag.read_posts"
 # a post is any text with something besides whitespace; in a .txt file it cannot hold a line break
 # (a .txt file's first post cannot start with U+FEFF: that is the byte-order mark, which readers drop)
-line_texts = st.text(st.sampled_from(TOKEN_ALPHABET + "\t"), min_size=1, max_size=20).filter(str.strip) \
+line_texts = (
+    st.text(st.sampled_from(TOKEN_ALPHABET + "\t"), min_size=1, max_size=20)
+    .filter(str.strip)
     .filter(lambda text: not text.startswith("\ufeff"))
-json_texts = st.text(st.sampled_from(TOKEN_ALPHABET + "\t\n\r\"\\\x00"), min_size=1, max_size=20).filter(str.strip)
+)
+json_texts = st.text(st.sampled_from(TOKEN_ALPHABET + '\t\n\r"\\\x00'), min_size=1, max_size=20).filter(str.strip)
 
 
 def read(data: bytes, suffix: str):
@@ -46,8 +50,13 @@ def txt_files(draw) -> tuple[str, list[str]]:
 @st.composite
 def jsonl_files(draw) -> tuple[str, list[str]]:
     posts = draw(st.lists(json_texts, min_size=1, max_size=8))
-    lines = [json.dumps({"text": p, **draw(st.sampled_from(({}, {"id": 1}))) } if draw(st.booleans()) else p,
-                        ensure_ascii=draw(st.booleans())) for p in posts]
+    lines = [
+        json.dumps(
+            {"text": p, **draw(st.sampled_from(({}, {"id": 1})))} if draw(st.booleans()) else p,
+            ensure_ascii=draw(st.booleans()),
+        )
+        for p in posts
+    ]
     return "\n".join(lines) + "\n", posts
 
 
@@ -76,9 +85,29 @@ def test_spoiled_bytes_end_in_one_user_error(drawn, data):
             assert len(result) == len(lines)
 
 
-JUNK_LINES = ("NaN", "Infinity", "-Infinity", "null", "true", "1e999", "[]", "{}", '{"text": null}',
-              '{"text": 5}', '{"text": ["a"]}', '{"Text": "a"}', '"   "', '{"text": ""}', "{", '"a', "'a'",
-              '{"text": "a",}', nested_junk(20_000), nested_junk(1_500), '{"text": ' * 3000)
+JUNK_LINES = (
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "null",
+    "true",
+    "1e999",
+    "[]",
+    "{}",
+    '{"text": null}',
+    '{"text": 5}',
+    '{"text": ["a"]}',
+    '{"Text": "a"}',
+    '"   "',
+    '{"text": ""}',
+    "{",
+    '"a',
+    "'a'",
+    '{"text": "a",}',
+    nested_junk(20_000),
+    nested_junk(1_500),
+    '{"text": ' * 3000,
+)
 
 
 @fuzz_settings(200)

@@ -3,6 +3,7 @@
 ``metrics.json`` on a rerun). Valid folders read to exactly their numbers; junk at any JSON path, deleted
 keys and broken bytes end in one ``UserError`` (the report) or in "run the fold again" (a rerun), never in a
 traceback."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,9 @@ from missci.report import COLUMNS, load_rows
 
 REPORT = "missci.report.load_rows"
 FOLD = "common.experiments.read_finished_fold"
-METRICS = st.dictionaries(st.sampled_from([key for key, _ in COLUMNS]),
-                          st.floats(0, 1, allow_nan=False), min_size=1, max_size=6)
+METRICS = st.dictionaries(
+    st.sampled_from([key for key, _ in COLUMNS]), st.floats(0, 1, allow_nan=False), min_size=1, max_size=6
+)
 counts = st.fixed_dictionaries({"fallacies": st.integers(0, 500), "arguments": st.integers(0, 200)})
 
 
@@ -38,16 +40,26 @@ def results_folders(draw) -> dict[str, dict]:
     """File name -> JSON object of a results folder (a LoRA run, or zero-shot metrics and/or a baseline)."""
     files = {}
     if draw(st.booleans()):
-        files["results.json"] = {"pooled": {"test": draw(METRICS), "all": draw(METRICS)},
-                                 "evaluated": {"test": draw(counts)}, "unavailable": {"meteor": "no model"},
-                                 "models": {"bertscore": "x"}}
+        files["results.json"] = {
+            "pooled": {"test": draw(METRICS), "all": draw(METRICS)},
+            "evaluated": {"test": draw(counts)},
+            "unavailable": {"meteor": "no model"},
+            "models": {"bertscore": "x"},
+        }
     else:
         files["metrics-test.json"] = {"metrics": draw(METRICS), "counts": draw(counts), "unavailable": {}}
         if draw(st.booleans()):
-            files["baseline-test.json"] = {"kind": "random", "mean": draw(METRICS), "seeds": {"1": {}, "2": {}},
-                                           "counts": draw(counts)}
+            files["baseline-test.json"] = {
+                "kind": "random",
+                "mean": draw(METRICS),
+                "seeds": {"1": {}, "2": {}},
+                "counts": draw(counts),
+            }
     if draw(st.booleans()):
-        files["row.json"] = {"command": "python -m missci.zero_shot.reconstruction", "seconds": draw(st.integers(0, 10 ** 6))}
+        files["row.json"] = {
+            "command": "python -m missci.zero_shot.reconstruction",
+            "seconds": draw(st.integers(0, 10**6)),
+        }
     return files
 
 
@@ -69,8 +81,12 @@ def read_report(folder):
 
 def expected_metrics(files) -> list[dict]:
     def finite(scores):
-        return {k: float(v) for k, v in scores.items()
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+        return {
+            k: float(v)
+            for k, v in scores.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        }
+
     if "results.json" in files:
         pooled = files["results.json"]["pooled"]
         rows = [finite(pooled[view]) for view in ("test", "all") if pooled.get(view)]
@@ -98,8 +114,7 @@ def test_junk_in_any_results_file_ends_in_one_user_error(files, data):
         name = data.draw(st.sampled_from(sorted(files)))
         path = data.draw(st.sampled_from(json_paths(files[name]) or [()]))
         delete = bool(path) and data.draw(st.booleans())
-        spoiled = dict(files, **{name: replaced(files[name], path, None if delete else data.draw(json_junk()),
-                                                delete)})
+        spoiled = dict(files, **{name: replaced(files[name], path, None if delete else data.draw(json_junk()), delete)})
         rows, err = read_report(write_folder(spoiled))
         if rows is not None and name != "row.json":
             assert [row.metrics for row in rows] == expected_metrics(spoiled)

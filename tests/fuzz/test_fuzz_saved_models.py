@@ -7,6 +7,7 @@ too) read back to exactly their values; junk at every JSON path, deleted keys, N
 nesting, broken bytes and hostile ``_target_`` / ``_partial_`` / ``${...}`` nodes planted anywhere end in one
 ``UserError``, and no planted target is ever called (every family's callable is replaced by a recorder).
 """
+
 from __future__ import annotations
 
 import json
@@ -99,8 +100,12 @@ def test_valid_fold_model_json_reads_back_to_its_values(drawn):
     top, named, encoder, labels = result
     assert named.saved() == block
     assert encoder.model_dump() == meta["encoder"]
-    assert (top.task, top.level, top.grain, top.num_views) == (meta["task"], meta["level"], meta["grain"],
-                                                               meta["num_views"])
+    assert (top.task, top.level, top.grain, top.num_views) == (
+        meta["task"],
+        meta["level"],
+        meta["grain"],
+        meta["num_views"],
+    )
     assert top.labels == list(labels.labels_of("fine")) == meta["labels"]
 
 
@@ -158,20 +163,37 @@ def folder_configs(draw) -> dict:
     """An exported config.json: the one ``write_model_folder`` wrote, with every free setting drawn anew."""
     config = template_config()
     num_views = draw(st.integers(1, 6))
-    config.update(num_views=num_views, views=[f"a{v + 1}" for v in range(num_views)],
-                  dropout=draw(st.floats(0, 0.9)))
+    config.update(num_views=num_views, views=[f"a{v + 1}" for v in range(num_views)], dropout=draw(st.floats(0, 0.9)))
     if draw(st.booleans()):
         config["architecture"] = "MVML"
-        config["module"] = draw(st.fixed_dictionaries({}, optional={
-            "threshold": st.floats(0.01, 0.99), "min_dev_positives": st.integers(0, 9),
-            "gradual_unfreezing": st.booleans()}))
+        config["module"] = draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "threshold": st.floats(0.01, 0.99),
+                    "min_dev_positives": st.integers(0, 9),
+                    "gradual_unfreezing": st.booleans(),
+                },
+            )
+        )
         config["thresholds"] = {"threshold": draw(st.floats(0, 1))}
     else:
-        config["module"] = draw(st.fixed_dictionaries({}, optional={
-            "o_bias": st.floats(-5, 5), "min_dev_spans": st.integers(0, 9), "head_lr": st.floats(1e-4, 1)}))
+        config["module"] = draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "o_bias": st.floats(-5, 5),
+                    "min_dev_spans": st.integers(0, 9),
+                    "head_lr": st.floats(1e-4, 1),
+                },
+            )
+        )
         config["thresholds"] = {"o_bias": draw(st.lists(st.floats(-5, 5), max_size=3))}
-    config["encoder"] = {**config["encoder"], "max_length": draw(st.integers(2, 512)),
-                         "name": draw(st.none() | st.sampled_from(("tiny", "alberto")))}
+    config["encoder"] = {
+        **config["encoder"],
+        "max_length": draw(st.integers(2, 512)),
+        "name": draw(st.none() | st.sampled_from(("tiny", "alberto"))),
+    }
     return config
 
 
@@ -199,8 +221,20 @@ def test_valid_exported_config_reads_back_to_its_values(config):
     assert err is None, err
     checked, named, _ = result
     dumped = checked.model_dump()
-    for key in ("format", "format_version", "architecture", "task", "level", "grain", "labels", "views",
-                "num_views", "thresholds", "module", "dropout"):
+    for key in (
+        "format",
+        "format_version",
+        "architecture",
+        "task",
+        "level",
+        "grain",
+        "labels",
+        "views",
+        "num_views",
+        "thresholds",
+        "module",
+        "dropout",
+    ):
         assert dumped[key] == config[key], key
     assert dumped["encoder"] == config["encoder"]
     saved = named.saved()
@@ -218,8 +252,9 @@ def test_junk_in_an_exported_config_ends_in_one_user_error(config, data):
     if result is not None and isinstance(spoiled, dict):
         dumped = result[0].model_dump()
         for key, value in spoiled.items():
-            assert dumped[key] == value if key != "encoder" else \
-                all(dumped["encoder"][k] == v for k, v in value.items())
+            assert (
+                dumped[key] == value if key != "encoder" else all(dumped["encoder"][k] == v for k, v in value.items())
+            )
 
 
 @fuzz_settings(250)

@@ -1,6 +1,7 @@
 """Fuzzing the post-level TSV reader (``faina.formats.tsv.read_post_tsv``, also FadeIT 2026's ``train-dev.tsv`` /
 ``test.tsv`` with their header line): valid files round-trip byte for byte, spoiled ones end in one
 ``UserError`` or, when still valid, read back to the same bytes."""
+
 from __future__ import annotations
 
 from hypothesis import given
@@ -61,9 +62,14 @@ def test_spoiled_bytes_end_in_one_user_error(drawn, data):
 
 
 BAD_CELLS = ("{}|", "|{}", "{}||{}", "{}|{}", " {}", "{} ", "{}x", "B-{}", "O")
-BAD_HEADERS = ("post_id\tpost_date\tpost_topic_keywords\tpost_text", "id\tdate\ttopic\ttext\tlabels_a1",
-               "post_id\tpost_date\tpost_topic_keywords\tpost_text\tannotator1", "", "\ufeffpost_id",
-               "post_id post_date post_topic_keywords post_text labels_a1")
+BAD_HEADERS = (
+    "post_id\tpost_date\tpost_topic_keywords\tpost_text",
+    "id\tdate\ttopic\ttext\tlabels_a1",
+    "post_id\tpost_date\tpost_topic_keywords\tpost_text\tannotator1",
+    "",
+    "\ufeffpost_id",
+    "post_id post_date post_topic_keywords post_text labels_a1",
+)
 
 
 @st.composite
@@ -73,8 +79,9 @@ def structurally_spoiled(draw, drawn) -> tuple[str, str]:
     lines = text.split("\n")[:-1]
     at = draw(st.integers(1, len(lines) - 1))
     parts = lines[at].split("\t")
-    kind = draw(st.sampled_from(("columns", "cell", "duplicate", "header", "no-rows", "blank-line",
-                                 "huge-text", "grain")))
+    kind = draw(
+        st.sampled_from(("columns", "cell", "duplicate", "header", "no-rows", "blank-line", "huge-text", "grain"))
+    )
     expect = "error"
     if kind == "columns":
         parts = parts + [draw(st.sampled_from(("", "x")))] if draw(st.booleans()) else parts[:-1]

@@ -5,6 +5,7 @@ exactly its tensors; files truncated anywhere, with garbage bytes, a damaged hea
 the header, a wrong length prefix), a tensor renamed, reshaped, dropped or added, or a NaN weight end in one
 ``UserError``. Garbage landing inside tensor data is a valid file with other numbers: it must load exactly them.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,7 +51,7 @@ def assert_model_holds(path):
 
 def split(data: bytes) -> tuple[dict, bytes]:
     (length,) = struct.unpack("<Q", data[:8])
-    return json.loads(data[8:8 + length]), data[8 + length:]
+    return json.loads(data[8 : 8 + length]), data[8 + length :]
 
 
 def joined(header, body: bytes) -> bytes:
@@ -59,11 +60,13 @@ def joined(header, body: bytes) -> bytes:
 
 
 @fuzz_settings(60)
-@given(st.integers(0, 2 ** 31 - 1))
+@given(st.integers(0, 2**31 - 1))
 def test_the_models_own_weights_load_back_exactly(seed):
     generator = torch.Generator().manual_seed(seed)
-    state = {name: torch.randn(tensor.shape, generator=generator).to(tensor.dtype) if tensor.is_floating_point()
-             else tensor for name, tensor in tiny_state().items()}
+    state = {
+        name: torch.randn(tensor.shape, generator=generator).to(tensor.dtype) if tensor.is_floating_point() else tensor
+        for name, tensor in tiny_state().items()
+    }
     (_, err), path = load(save(state))
     assert err is None, err
     model, _ = tiny_model()
@@ -77,16 +80,16 @@ def test_truncated_and_garbled_files_end_in_one_user_error_or_load_exactly_their
     raw = tiny_weights()
     kind = data.draw(st.sampled_from(("truncated", "overwrite", "insert", "prefix", "garbage")))
     if kind == "truncated":
-        spoiled = raw[:data.draw(st.integers(0, len(raw) - 1))]
+        spoiled = raw[: data.draw(st.integers(0, len(raw) - 1))]
     elif kind == "overwrite":
         at = data.draw(st.integers(0, len(raw) - 1))
         junk = data.draw(st.binary(min_size=1, max_size=16))
-        spoiled = raw[:at] + junk + raw[at + len(junk):]
+        spoiled = raw[:at] + junk + raw[at + len(junk) :]
     elif kind == "insert":
         at = data.draw(st.integers(0, len(raw)))
         spoiled = raw[:at] + data.draw(st.binary(min_size=1, max_size=16)) + raw[at:]
     elif kind == "prefix":  # the header length: 0, past the end, absurd
-        spoiled = struct.pack("<Q", data.draw(st.sampled_from((0, 1, len(raw), 2 ** 40, 2 ** 64 - 1)))) + raw[8:]
+        spoiled = struct.pack("<Q", data.draw(st.sampled_from((0, 1, len(raw), 2**40, 2**64 - 1)))) + raw[8:]
     else:
         spoiled = data.draw(st.binary(max_size=200))
     (_, err), path = load(spoiled)

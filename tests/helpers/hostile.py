@@ -5,6 +5,7 @@ Each family is ``(name, node(victim), (module, attribute))``: the node that a ho
 overwrite, read or send ``victim`` (or leak an environment variable); the last item is the callable the node
 names, which ``tripwires`` replaces by a recorder so a test sees a call even when its effect is invisible.
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,15 +21,21 @@ def issue_payload(victim: Path) -> dict:
 FAMILIES = {
     "pathlib.Path.unlink": (issue_payload, ("pathlib", "Path.unlink")),
     "numpy.save": (lambda v: {"_target_": "numpy.save", "_args_": [str(v), [0]]}, ("numpy", "save")),
-    "requests.get": (lambda v: {"_target_": "requests.get", "_args_": [f"http://127.0.0.1:9/?{v}"]},
-                     ("requests", "get")),
+    "requests.get": (
+        lambda v: {"_target_": "requests.get", "_args_": [f"http://127.0.0.1:9/?{v}"]},
+        ("requests", "get"),
+    ),
     "torch.load": (lambda v: {"_target_": "torch.load", "_args_": [str(v)], "weights_only": False}, ("torch", "load")),
     "webbrowser.open": (lambda v: {"_target_": "webbrowser.open", "_args_": [f"file://{v}"]}, ("webbrowser", "open")),
     "os.system": (lambda v: {"_target_": "os.system", "_args_": [f"rm -f {v}"]}, ("os", "system")),
-    "builtins.eval": (lambda v: {"_target_": "builtins.eval", "_args_": [f"__import__('os').remove({str(v)!r})"]},
-                      ("builtins", "eval")),
-    "subprocess.Popen": (lambda v: {"_target_": "subprocess.Popen", "_args_": [["rm", "-f", str(v)]]},
-                         ("subprocess", "Popen")),
+    "builtins.eval": (
+        lambda v: {"_target_": "builtins.eval", "_args_": [f"__import__('os').remove({str(v)!r})"]},
+        ("builtins", "eval"),
+    ),
+    "subprocess.Popen": (
+        lambda v: {"_target_": "subprocess.Popen", "_args_": [["rm", "-f", str(v)]]},
+        ("subprocess", "Popen"),
+    ),
     # a known name, asked to be built as a partial call with extra positional arguments
     "_partial_": (lambda v: {"name": "adamw", "lr": 1e-4, "_partial_": True, "_args_": [str(v)]}, None),
     # OmegaConf would read an environment variable into the value (a secret, into a file others see)

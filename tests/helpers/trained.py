@@ -1,5 +1,6 @@
 """Tiny trained Faina runs for loader tests (importable as ``helpers.trained``): a 2-layer random BERT with the
 packaged MiniLM tokenizer, a small synthetic sample and ``debug=fast`` training, so a fold folder takes seconds."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,8 +17,14 @@ def save_tiny_encoder(folder: Path) -> Path:
     tokenizer = AutoTokenizer.from_pretrained(offline_encoder_path())
     tokenizer.save_pretrained(folder)
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
     BertModel(config).save_pretrained(folder)
     return folder
 
@@ -30,10 +37,21 @@ def compose_run(root: Path, encoder: Path, sample: Path, task: str, *overrides: 
     register_config_resolvers()
     ext = "conll" if task.startswith("span") else "tsv"
     with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
-        return compose(config_name="train", overrides=[
-            f"paths.root_dir={root}", f"task={task}", "debug=fast", "loader.batch_size=8", "callbacks=none",
-            "logger=none", f"encoder.name_or_path={encoder}", "data=custom",
-            f"data.train_path={sample / ('sample.' + ext)}", *overrides])
+        return compose(
+            config_name="train",
+            overrides=[
+                f"paths.root_dir={root}",
+                f"task={task}",
+                "debug=fast",
+                "loader.batch_size=8",
+                "callbacks=none",
+                "logger=none",
+                f"encoder.name_or_path={encoder}",
+                "data=custom",
+                f"data.train_path={sample / ('sample.' + ext)}",
+                *overrides,
+            ],
+        )
 
 
 def train_run(root: Path, encoder: Path, sample: Path, task: str, *overrides: str) -> Path:

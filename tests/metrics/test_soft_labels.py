@@ -1,4 +1,5 @@
 """The LeWiDi soft-label and perspectivist metrics against values computed by hand (in the comments)."""
+
 from __future__ import annotations
 
 import math
@@ -111,4 +112,7 @@ def test_importing_the_metrics_needs_no_torch():
     from pathlib import Path
 
     code = "import sys, metrics.soft_labels; sys.exit('torch' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], check=False).returncode == 0
+    assert (
+        subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], check=False).returncode
+        == 0
+    )

@@ -16,17 +16,20 @@ def test_nine_classes_in_official_spelling():
     assert all(c.definition and c.logical_form and c.example for c in FALLACY_CLASSES)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Cherry picking", "Fallacy of Exclusion"),
-    ("false cause", "Causal Oversimplification"),
-    ("Fallacy of Composition", "Fallacy of Division/Composition"),
-    ("EQUIVOCATION", "Ambiguity"),
-    ("False Dilemma", "False Dilemma / Affirming the Disjunct"),
-    ("hasty generalisation (small sample)", "Hasty Generalization"),
-    ("False Analogy, not a hasty generalization", "False Equivalence"),
-    ("Appeal to Authority", "Other"),
-    ("", "Other"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Cherry picking", "Fallacy of Exclusion"),
+        ("false cause", "Causal Oversimplification"),
+        ("Fallacy of Composition", "Fallacy of Division/Composition"),
+        ("EQUIVOCATION", "Ambiguity"),
+        ("False Dilemma", "False Dilemma / Affirming the Disjunct"),
+        ("hasty generalisation (small sample)", "Hasty Generalization"),
+        ("False Analogy, not a hasty generalization", "False Equivalence"),
+        ("Appeal to Authority", "Other"),
+        ("", "Other"),
+    ],
+)
 def test_class_aliases(text, expected):
     assert normalise_class(text) == expected
 

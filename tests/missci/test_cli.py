@@ -1,4 +1,5 @@
 """The Missci command-line tools: stats, download, evaluate, baseline."""
+
 import hashlib
 import json
 
@@ -14,6 +15,7 @@ from missci.dataset.reader import load_split
 def _raw_counts(folder):
     """(arguments, R_i, interchangeable, class counter) per split, counted from the raw JSON lines."""
     from collections import Counter
+
     counts = {}
     for split in ("dev", "test"):
         rows = [json.loads(line) for line in (folder / f"{split}.missci.jsonl").read_text().splitlines() if line]
@@ -34,8 +36,10 @@ def test_stats_json(data_dir, capsys):
         assert result["splits"][split]["interchangeable"] == interchangeable
         assert result["splits"][split]["classes"] == {name: classes.get(name, 0) for name in CLASS_NAMES}
     assert result["arguments"] == raw["dev"][0] + raw["test"][0]
-    assert result["classes"]["Fallacy of Exclusion"] == raw["dev"][3]["Fallacy of Exclusion"] + \
-        raw["test"][3]["Fallacy of Exclusion"]
+    assert (
+        result["classes"]["Fallacy of Exclusion"]
+        == raw["dev"][3]["Fallacy of Exclusion"] + raw["test"][3]["Fallacy of Exclusion"]
+    )
     assert stats.main(["--data", "sample", "--json"]) == result  # the name `sample` is this folder
 
 
@@ -59,6 +63,7 @@ def test_download_checks_sums_and_reports_offline(tmp_path, data_dir, monkeypatc
 
     def unreachable(*args, **kwargs):
         raise download.urllib.error.URLError("Name or service not known")
+
     monkeypatch.setattr(download.urllib.request, "urlopen", unreachable)
     with pytest.raises(SystemExit) as info:
         download.main([str(tmp_path / "f")])
@@ -72,9 +77,13 @@ def test_pinned_checksums_are_the_real_files(real_missci):
 
 
 def _oracle_predictions(arguments):
-    return [FallacyPrediction(a.id, f.id, [RankedPremise("Other", "nothing"),
-                                           RankedPremise(f.interchangeable[0].fallacy_class, "guess")])
-            for a in arguments for f in a.fallacies]
+    return [
+        FallacyPrediction(
+            a.id, f.id, [RankedPremise("Other", "nothing"), RankedPremise(f.interchangeable[0].fallacy_class, "guess")]
+        )
+        for a in arguments
+        for f in a.fallacies
+    ]
 
 
 def test_evaluate_cli_on_written_predictions(tmp_path, data_dir, capsys):
@@ -99,8 +108,25 @@ def test_evaluate_cli_errors(tmp_path, data_dir):
 
 
 def test_random_baseline_reproduces_paper_on_test(real_missci, capsys):
-    result = baseline.main(["random", "--premise", "claim", "--seeds", "1", "2", "3", "4", "5", "--split", "test",
-                            "--data", str(real_missci), "--json", "--no-premise-metrics"])
+    result = baseline.main(
+        [
+            "random",
+            "--premise",
+            "claim",
+            "--seeds",
+            "1",
+            "2",
+            "3",
+            "4",
+            "5",
+            "--split",
+            "test",
+            "--data",
+            str(real_missci),
+            "--json",
+            "--no-premise-metrics",
+        ]
+    )
     assert json.loads(capsys.readouterr().out)["mean"] == pytest.approx(result["mean"])
     assert set(result["seeds"]) == {"1", "2", "3", "4", "5"}
     assert round(result["mean"]["p@1"], 4) == 0.1311
@@ -117,8 +143,10 @@ def test_random_baseline_premises_and_meteor(data_dir):
     assert p0[0].predictions[0].premise == arguments[0].accurate_premise
     assert [p.predictions[0].fallacy_class for p in claim] == [p.predictions[0].fallacy_class for p in p0]
     from metrics.missci_premise import PremiseMetricConfig
-    result = baseline.run_random_baseline(arguments, "claim", [1, 2],
-                                          PremiseMetricConfig(meteor=True, bertscore_model=None, nli_model=None))
+
+    result = baseline.run_random_baseline(
+        arguments, "claim", [1, 2], PremiseMetricConfig(meteor=True, bertscore_model=None, nli_model=None)
+    )
     assert 0.05 < result["mean"]["meteor"] < 0.5 and result["models"]["meteor"].startswith("nltk")
 
 
@@ -132,8 +160,20 @@ def test_majority_baseline_predicts_the_most_frequent_class_of_the_other_split(d
     assert baseline.majority_class(dev) == expected
 
     out = tmp_path / "majority" / "baseline-test.json"
-    result = baseline.main(["majority", "--premise", "p0", "--split", "test", "--data", str(data_dir),
-                            "--no-premise-metrics", "--out", str(out)])
+    result = baseline.main(
+        [
+            "majority",
+            "--premise",
+            "p0",
+            "--split",
+            "test",
+            "--data",
+            str(data_dir),
+            "--no-premise-metrics",
+            "--out",
+            str(out),
+        ]
+    )
     assert result["majority_class"] == expected and result["majority_from"] == "dev"
     # P@1 of a constant class = the share of R_i that list it among their interchangeable fallacies
     share = sum(expected in f.gold_classes for a in test for f in a.fallacies) / sum(len(a.fallacies) for a in test)
@@ -141,6 +181,7 @@ def test_majority_baseline_predicts_the_most_frequent_class_of_the_other_split(d
     assert f"majority class ({expected!r}, most frequent in dev)" in capsys.readouterr().out
 
     from missci.analysis.report_table import load_rows
+
     (row,) = load_rows(out.parent)
     assert row.name == f"majority (always {expected}, the most frequent class of dev)"
     assert row.metrics["p@1"] == pytest.approx(share) and "rank k > 1" in row.unavailable["p@2"]

@@ -24,15 +24,22 @@ def test_valid_minimal_line(write_jsonl):
     assert argument.fallacies[0].interchangeable[0].premise == "One patient is enough."
 
 
-@pytest.mark.parametrize("mutate, expected", [
-    (lambda o: o["argument"].pop("claim"), "argument.claim' is missing"),
-    (lambda o: o["argument"]["fallacies"][0]["interchangeable_fallacies"][0].update({"class": "Red Herring"}),
-     "unknown fallacy class 'Red Herring'"),
-    (lambda o: o["argument"].update({"fallacies": []}), "argument.fallacies' must be a non-empty list"),
-    (lambda o: o["argument"]["fallacies"][0]["interchangeable_fallacies"][0].pop("premise"),
-     "argument.fallacies[0].interchangeable_fallacies[0].premise' is missing"),
-    (lambda o: o["argument"]["accurate_premise_p0"].update({"premise": 3}), "must be a non-empty string"),
-])
+@pytest.mark.parametrize(
+    "mutate, expected",
+    [
+        (lambda o: o["argument"].pop("claim"), "argument.claim' is missing"),
+        (
+            lambda o: o["argument"]["fallacies"][0]["interchangeable_fallacies"][0].update({"class": "Red Herring"}),
+            "unknown fallacy class 'Red Herring'",
+        ),
+        (lambda o: o["argument"].update({"fallacies": []}), "argument.fallacies' must be a non-empty list"),
+        (
+            lambda o: o["argument"]["fallacies"][0]["interchangeable_fallacies"][0].pop("premise"),
+            "argument.fallacies[0].interchangeable_fallacies[0].premise' is missing",
+        ),
+        (lambda o: o["argument"]["accurate_premise_p0"].update({"premise": 3}), "must be a non-empty string"),
+    ],
+)
 def test_malformed_lines_name_file_line_and_field(write_jsonl, mutate, expected):
     bad = make_argument("arg-2")
     mutate(bad)
@@ -77,4 +84,5 @@ def test_reading_the_sample_warns_once_that_it_is_synthetic(caplog):
         load_split("test", default_sample_dir())
     assert [r.getMessage() for r in caplog.records].count(
         f"reading the synthetic Missci sample ({default_sample_dir()}), not Missci: its scores say nothing about "
-        "the paper's task") == 1
+        "the paper's task"
+    ) == 1

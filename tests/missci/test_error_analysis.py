@@ -1,5 +1,6 @@
 """Error analysis of Missci runs: class confusions (top-1, best-of-k), per-class scores, and the notebook
 notebooks/missci_errors.ipynb executed on a hand-made results folder over the first dev arguments."""
+
 from __future__ import annotations
 
 import os
@@ -25,9 +26,11 @@ def _hand_made_run(data_dir, results: Path, arguments: int = 3) -> list:
     for number, (argument, fallacy) in enumerate((a, f) for a in chosen for f in a.fallacies):
         gold = fallacy.interchangeable[0]
         wrong = next(c for c in (WRONG, "Ambiguity", "False Equivalence") if c not in fallacy.gold_classes)
-        ranked = {0: [RankedPremise(gold.fallacy_class, gold.premise)],
-                  1: [RankedPremise(wrong, "Something else entirely."), RankedPremise(gold.fallacy_class, "A guess.")],
-                  2: []}.get(number, [RankedPremise(wrong, f"Bananas are yellow number {number}.")])
+        ranked = {
+            0: [RankedPremise(gold.fallacy_class, gold.premise)],
+            1: [RankedPremise(wrong, "Something else entirely."), RankedPremise(gold.fallacy_class, "A guess.")],
+            2: [],
+        }.get(number, [RankedPremise(wrong, f"Bananas are yellow number {number}.")])
         predictions.append(FallacyPrediction(argument.id, fallacy.id, ranked))
     write_predictions(results / "predictions-dev.jsonl", predictions)
     return chosen
@@ -56,8 +59,12 @@ def test_per_class_scores_and_confusion_follow_sklearn_definitions():
     scores = per_class_scores(gold, predicted, ["A", "B", "C"])
     assert scores["A"] == {"precision": 1.0, "recall": 0.5, "f1": pytest.approx(2 / 3), "support": 2}
     assert scores["B"]["precision"] == 0.5 and scores["C"]["f1"] == 0.0
-    assert confusion(gold, predicted, ["A", "B", "C", "Other"])["matrix"] == [[1, 1, 0, 0], [0, 1, 0, 0],
-                                                                            [0, 0, 0, 1], [0, 0, 0, 0]]
+    assert confusion(gold, predicted, ["A", "B", "C", "Other"])["matrix"] == [
+        [1, 1, 0, 0],
+        [0, 1, 0, 0],
+        [0, 0, 0, 1],
+        [0, 0, 0, 0],
+    ]
 
 
 @pytest.mark.slow  # a kernel, SBERT and BERTScore with the packaged MiniLM
@@ -67,14 +74,22 @@ def test_missci_errors_notebook_executes(data_dir, tmp_path, monkeypatch):
 
     chosen = _hand_made_run(data_dir, tmp_path, arguments=8)  # the synthetic sample has ~2 R_i per argument
     assert sum(len(a.fallacies) for a in chosen) > 10
-    for name, value in {"MISSCI_RUN": str(tmp_path), "MISSCI_DATA": str(data_dir), "MISSCI_K": "2",
-                        "MISSCI_BERTSCORE": "minilm"}.items():
+    for name, value in {
+        "MISSCI_RUN": str(tmp_path),
+        "MISSCI_DATA": str(data_dir),
+        "MISSCI_K": "2",
+        "MISSCI_BERTSCORE": "minilm",
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     notebook = nbformat.read(REPO / "notebooks" / "missci_errors.ipynb", as_version=4)
     NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}).execute()
-    outputs = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
-                      for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    outputs = "".join(
+        o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
+        for c in notebook.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+    )
     assert "reasoning(s) R_i of 8 argument(s)" in outputs and "top-1 hits: 1; best-of-2 hits: 2" in outputs
     for figure in ("confusion.png", "per_class_f1.png", "premise_similarity.png"):
         assert (tmp_path / "figures" / figure).stat().st_size > 1000

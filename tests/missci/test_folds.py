@@ -36,16 +36,28 @@ def _hand_made_arguments() -> list:
     spacing), the rest alone; 1 to 4 fallacies each."""
     from missci.dataset.reader import Argument, Fallacy, InterchangeableFallacy
 
-    claims = ["Masks cause hypoxia.", "Masks cause hypoxia.", "masks  cause HYPOXIA.",
-              "Vitamin D prevents COVID-19.", "Vitamin D prevents COVID-19.",
-              "Ivermectin cures COVID-19.", "Ivermectin cures COVID-19.",
-              "5G spreads viruses.", "Garlic protects from flu.", "Vaccines alter DNA.", "Coffee prevents cancer.",
-              "Zinc shortens colds.", "Sunlight kills the virus.", "Onions absorb germs."]
+    claims = [
+        "Masks cause hypoxia.",
+        "Masks cause hypoxia.",
+        "masks  cause HYPOXIA.",
+        "Vitamin D prevents COVID-19.",
+        "Vitamin D prevents COVID-19.",
+        "Ivermectin cures COVID-19.",
+        "Ivermectin cures COVID-19.",
+        "5G spreads viruses.",
+        "Garlic protects from flu.",
+        "Vaccines alter DNA.",
+        "Coffee prevents cancer.",
+        "Zinc shortens colds.",
+        "Sunlight kills the virus.",
+        "Onions absorb germs.",
+    ]
     arguments = []
     for number, claim in enumerate(claims):
         fallacies = tuple(
             Fallacy(f"a{number}:f{j}", "context", "", (InterchangeableFallacy(f"a{number}:f{j}:1", "p", "Ambiguity"),))
-            for j in range(1 + number % 4))
+            for j in range(1 + number % 4)
+        )
         arguments.append(Argument(f"a{number}", claim, "p0", (), fallacies, "u", {}))
     return arguments
 
@@ -77,11 +89,13 @@ def test_argument_grouping_keeps_the_earlier_folds_and_claims_can_leak_there():
 
     arguments = _hand_made_arguments()
     by_argument = grouped_folds(arguments, 4, seed=3, group_by="argument")
-    assert [[a.id for a in f.test] for f in by_argument] == [[a.id for a in f.test] for f in
-                                                             argument_folds(arguments, 4, seed=3)]
+    assert [[a.id for a in f.test] for f in by_argument] == [
+        [a.id for a in f.test] for f in argument_folds(arguments, 4, seed=3)
+    ]
     assert any({claim_key(a) for a in f.train} & {claim_key(a) for a in f.test} for f in by_argument)
-    assert [[a.id for a in f.test] for f in grouped_folds(arguments, 4, seed=3)] != \
-        [[a.id for a in f.test] for f in grouped_folds(arguments, 4, seed=4)]
+    assert [[a.id for a in f.test] for f in grouped_folds(arguments, 4, seed=3)] != [
+        [a.id for a in f.test] for f in grouped_folds(arguments, 4, seed=4)
+    ]
     with pytest.raises(UserError, match="group_by"):
         grouped_folds(arguments, 4, group_by="study")
     with pytest.raises(UserError, match="claim groups"):

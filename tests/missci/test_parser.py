@@ -12,8 +12,11 @@ def test_ranked_pairs_from_messy_markdown():
   Applied fallacy class: cherry-picking
 I hope this helps!"""
     parsed = parse_output(text)
-    assert parsed.pairs == [(HG, "One patient is enough to generalise"), (FE, "All cancers are alike"),
-                            (FX, "Other studies do not matter")]
+    assert parsed.pairs == [
+        (HG, "One patient is enough to generalise"),
+        (FE, "All cancers are alike"),
+        (FX, "Other studies do not matter"),
+    ]
     assert parsed.unparsed_lines == 2 and not parsed.fallback
 
 

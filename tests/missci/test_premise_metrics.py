@@ -17,8 +17,9 @@ def fake_embed(texts):
 def test_match_by_class_uses_first_prediction_with_gold_class():
     gold = [(HG, "one patient suffices"), (FE, "mice are like humans")]
     predicted = [("Ambiguity", "x"), (FE, "mice equal people"), (HG, "y")]
-    assert match_premises([(gold, predicted)], None) == [MatchedPair(FE, "mice are like humans", FE,
-                                                                     "mice equal people", True)]
+    assert match_premises([(gold, predicted)], None) == [
+        MatchedPair(FE, "mice are like humans", FE, "mice equal people", True)
+    ]
 
 
 def test_similarity_fallback_and_ties_take_first_index():
@@ -40,6 +41,7 @@ def test_nli_a_and_s_from_entailment_function():
 
 def test_meteor_hand_cases():
     from metrics.premise_meteor import MeteorScorer
+
     scorer = MeteorScorer()
     identical, disjoint = scorer.score(["the cat sat on the mat", "zzz qqq"], ["the cat sat on the mat", "aa bb"])
     # 6 matched unigrams in one chunk: F = 1, penalty = 0.5 * (1/6)^3
@@ -54,10 +56,15 @@ def test_meteor_hand_cases():
 def test_unavailable_models_are_reported_not_scored(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from common import model_availability
+
     model_availability.hub_reachable.cache_clear()
     items = [([(HG, "one patient suffices")], [(HG, "a single patient is enough")])]
-    config = PremiseMetricConfig(meteor=True, bertscore_model="no-such/bertscore-model",
-                                 nli_model="no-such/nli-model", sbert_model="no-such/sbert")
+    config = PremiseMetricConfig(
+        meteor=True,
+        bertscore_model="no-such/bertscore-model",
+        nli_model="no-such/nli-model",
+        sbert_model="no-such/sbert",
+    )
     metrics, models, unavailable = premise_metrics(items, config)
     assert "meteor" in metrics and models["meteor"].startswith("nltk")
     assert {"bertscore", "nli_a", "nli_s"} <= set(unavailable) and not {"bertscore", "nli_a"} & set(metrics)
@@ -67,9 +74,11 @@ def test_unavailable_models_are_reported_not_scored(monkeypatch):
 
 def test_bertscore_with_packaged_minilm():
     from metrics.premise_bertscore import BertScoreScorer
+
     scorer = BertScoreScorer("minilm")
-    same, different = scorer.score(["one patient is enough", "one patient is enough"],
-                                   ["one patient is enough", "vaccines change DNA"])
+    same, different = scorer.score(
+        ["one patient is enough", "one patient is enough"], ["one patient is enough", "vaccines change DNA"]
+    )
     assert same == pytest.approx(1.0, abs=1e-4) and different < same
     assert scorer.score(["", "one patient"], ["one patient", "one patient"])[0] == 0.0
 

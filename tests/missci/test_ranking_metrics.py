@@ -15,11 +15,11 @@ HG, FE, FX, CO = "Hasty Generalization", "False Equivalence", "Fallacy of Exclus
 
 # Three arguments, five R_i (hand-computed below).
 ROWS = [
-    RankedRow("a", (HG,), (HG, FE)),          # hit@1
-    RankedRow("a", (FE, FX), (CO, FX)),       # hit@2
-    RankedRow("b", (FX,), ("Other", CO)),     # miss
+    RankedRow("a", (HG,), (HG, FE)),  # hit@1
+    RankedRow("a", (FE, FX), (CO, FX)),  # hit@2
+    RankedRow("b", (FX,), ("Other", CO)),  # miss
     RankedRow("b", (CO,), (FE, "Other", CO)),  # hit@3
-    RankedRow("c", (FE,), (HG,)),             # miss
+    RankedRow("c", (FE,), (HG,)),  # miss
 ]
 
 
@@ -52,6 +52,9 @@ def test_ranking_metrics_keys_and_torchmetrics_wrapper_agree():
     arg_index = {"a": 0, "b": 1, "c": 2}
     for row in ROWS:
         ranks = [names.index(c) if c in names else -1 for c in row.predicted] + [-1] * (3 - len(row.predicted))
-        metric.update(torch.tensor([arg_index[row.argument_id]]),
-                      torch.tensor([[c in row.gold for c in names]]), torch.tensor([ranks]))
+        metric.update(
+            torch.tensor([arg_index[row.argument_id]]),
+            torch.tensor([[c in row.gold for c in names]]),
+            torch.tensor([ranks]),
+        )
     assert metric.compute() == pytest.approx(result)

@@ -1,5 +1,6 @@
 """missci.report on hand-made results folders: one row per run (per pooled view for LoRA), unavailable metrics
 with their reason, each row's command and time, the paper's rows labelled as the paper's."""
+
 import json
 
 import pytest
@@ -20,25 +21,50 @@ def _ranking(p1: float) -> dict:
 def results(tmp_path):
     lora = tmp_path / "lora-cv5"
     lora.mkdir()
-    (lora / "results.json").write_text(json.dumps({
-        "folds": [], "per_fold": {},
-        "pooled": {"test": {**_ranking(0.25), "meteor": 0.2, "bertscore": 0.6},
-                   "all": {**_ranking(0.125), "meteor": 0.19, "bertscore": 0.61}},
-        "evaluated": {"test": {"arguments": 9, "fallacies": 20}, "all": {"arguments": 11, "fallacies": 24}}}))
-    (lora / "row.json").write_text(json.dumps({"command": "python train.py task=missci-gen name=lora-cv5",
-                                               "seconds": 3725, "exit_status": 0}))
+    (lora / "results.json").write_text(
+        json.dumps(
+            {
+                "folds": [],
+                "per_fold": {},
+                "pooled": {
+                    "test": {**_ranking(0.25), "meteor": 0.2, "bertscore": 0.6},
+                    "all": {**_ranking(0.125), "meteor": 0.19, "bertscore": 0.61},
+                },
+                "evaluated": {"test": {"arguments": 9, "fallacies": 20}, "all": {"arguments": 11, "fallacies": 24}},
+            }
+        )
+    )
+    (lora / "row.json").write_text(
+        json.dumps({"command": "python train.py task=missci-gen name=lora-cv5", "seconds": 3725, "exit_status": 0})
+    )
     zero = tmp_path / "zeroshot"
     zero.mkdir()
-    (zero / "metrics-test.json").write_text(json.dumps({
-        "metrics": {**_ranking(0.05), "meteor": 0.15, "bertscore": 0.55},
-        "unavailable": {"nli_a": "google/t5_xxl_true_nli_mixture is not available offline",
-                        "nli_s": "google/t5_xxl_true_nli_mixture is not available offline"},
-        "models": {"bertscore": "minilm"}, "counts": {"arguments": 9, "fallacies": 20}}))
+    (zero / "metrics-test.json").write_text(
+        json.dumps(
+            {
+                "metrics": {**_ranking(0.05), "meteor": 0.15, "bertscore": 0.55},
+                "unavailable": {
+                    "nli_a": "google/t5_xxl_true_nli_mixture is not available offline",
+                    "nli_s": "google/t5_xxl_true_nli_mixture is not available offline",
+                },
+                "models": {"bertscore": "minilm"},
+                "counts": {"arguments": 9, "fallacies": 20},
+            }
+        )
+    )
     base = tmp_path / "random-claim"
     base.mkdir()
-    (base / "baseline-test.json").write_text(json.dumps({
-        "seeds": {"1": {}, "2": {}}, "mean": {"p@1": 0.131, "arg@1": 0.264, "f1_micro": 0.117, "meteor": 0.185},
-        "std": {}, "unavailable": {}, "models": {}}))
+    (base / "baseline-test.json").write_text(
+        json.dumps(
+            {
+                "seeds": {"1": {}, "2": {}},
+                "mean": {"p@1": 0.131, "arg@1": 0.264, "f1_micro": 0.117, "meteor": 0.185},
+                "std": {},
+                "unavailable": {},
+                "models": {},
+            }
+        )
+    )
     return tmp_path
 
 
@@ -84,8 +110,9 @@ def test_cli_json_and_markdown_file(results, tmp_path, capsys):
 
 def test_a_run_that_did_not_finish_is_a_row_saying_so(tmp_path):
     (tmp_path / "killed").mkdir()
-    (tmp_path / "killed" / "row.json").write_text(json.dumps({"command": "python train.py", "seconds": 1978,
-                                                              "exit_status": 137}))
+    (tmp_path / "killed" / "row.json").write_text(
+        json.dumps({"command": "python train.py", "seconds": 1978, "exit_status": 137})
+    )
     (row,) = load_rows(tmp_path / "killed")
     assert not row.metrics and row.unavailable["p@1"] == "the run did not finish (exit status 137)"
     assert "| killed |  | unavailable [1] |" in markdown_table([row]) and row.seconds == 1978

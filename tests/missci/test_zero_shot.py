@@ -1,4 +1,5 @@
 """Zero-shot reconstruction end to end: a tiny random Llama (fast), the Hydra wiring, and SmolLM2 (slow)."""
+
 import json
 from pathlib import Path
 
@@ -26,16 +27,23 @@ def test_select_limits_fallacies(data_dir):
     arguments = load_split("dev", data_dir)
     chosen = select(arguments, max_fallacies=3)
     assert sum(len(a.fallacies) for a in chosen) == 3
-    assert [a.id for a in chosen] == [a.id for a in arguments[:len(chosen)]]
+    assert [a.id for a in chosen] == [a.id for a in arguments[: len(chosen)]]
     assert [f.id for a in chosen for f in a.fallacies] == first_fallacy_ids(data_dir, "dev", 3)
     two = select(arguments, max_arguments=2)
     assert [a.id for a in two] == [a.id for a in arguments[:2]] and two[1].fallacies == arguments[1].fallacies
 
 
 def test_tiny_model_end_to_end(tmp_path, data_dir):
-    metrics = run_zero_shot(llm=llm_config("tiny-llama"), split="dev", data_dir=str(data_dir),
-                            generation={"max_new_tokens": 6, "batch_size": 2}, output_dir=tmp_path,
-                            max_fallacies=3, consistency=True, premise_metrics=NO_MODEL_METRICS)
+    metrics = run_zero_shot(
+        llm=llm_config("tiny-llama"),
+        split="dev",
+        data_dir=str(data_dir),
+        generation={"max_new_tokens": 6, "batch_size": 2},
+        output_dir=tmp_path,
+        max_fallacies=3,
+        consistency=True,
+        premise_metrics=NO_MODEL_METRICS,
+    )
     predictions = read_predictions(tmp_path / "predictions-dev.jsonl")
     assert [p.fallacy_id for p in predictions] == first_fallacy_ids(data_dir, "dev", 3)
     assert all(p.raw_output is not None and p.predictions and p.reclassified for p in predictions)
@@ -49,9 +57,18 @@ def test_hydra_composed_config_runs(tmp_path, data_dir):
     from hydra import compose, initialize_config_dir
 
     import train
-    overrides = ["task=missci-gen", "llm=tiny-llama", "mode=zero-shot", "task.split=dev", "task.max_fallacies=2",
-                 f"task.data_dir={data_dir}", f"task.output_dir={tmp_path}", "task.generation.max_new_tokens=4",
-                 "task.premise_metrics=null"]
+
+    overrides = [
+        "task=missci-gen",
+        "llm=tiny-llama",
+        "mode=zero-shot",
+        "task.split=dev",
+        "task.max_fallacies=2",
+        f"task.data_dir={data_dir}",
+        f"task.output_dir={tmp_path}",
+        "task.generation.max_new_tokens=4",
+        "task.premise_metrics=null",
+    ]
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose(config_name="train", overrides=overrides)
     metrics = train.run(cfg)
@@ -63,8 +80,17 @@ def test_hydra_classification_task(tmp_path, data_dir):
     from hydra import compose, initialize_config_dir
 
     import train
-    overrides = ["task=missci-cls", "llm=tiny-llama", "mode=zero-shot", "task.split=dev", "task.max_fallacies=2",
-                 f"task.data_dir={data_dir}", f"task.output_dir={tmp_path}", "task.generation.max_new_tokens=4"]
+
+    overrides = [
+        "task=missci-cls",
+        "llm=tiny-llama",
+        "mode=zero-shot",
+        "task.split=dev",
+        "task.max_fallacies=2",
+        f"task.data_dir={data_dir}",
+        f"task.output_dir={tmp_path}",
+        "task.generation.max_new_tokens=4",
+    ]
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose(config_name="train", overrides=overrides)
     metrics = train.run(cfg)
@@ -86,9 +112,15 @@ def test_hydra_classification_task(tmp_path, data_dir):
 
 @pytest.mark.slow
 def test_smollm2_zero_shot_few_fallacies(tmp_path, data_dir):
-    metrics = run_zero_shot(llm=llm_config("smollm2"), split="dev", data_dir=str(data_dir),
-                            generation={"max_new_tokens": 40, "batch_size": 2}, output_dir=tmp_path,
-                            max_fallacies=2, premise_metrics=NO_MODEL_METRICS)
+    metrics = run_zero_shot(
+        llm=llm_config("smollm2"),
+        split="dev",
+        data_dir=str(data_dir),
+        generation={"max_new_tokens": 40, "batch_size": 2},
+        output_dir=tmp_path,
+        max_fallacies=2,
+        premise_metrics=NO_MODEL_METRICS,
+    )
     predictions = read_predictions(tmp_path / "predictions-dev.jsonl")
     assert len(predictions) == 2 and all(p.raw_output.strip() for p in predictions)
     assert {"dev/p@1", "dev/arg@1", "dev/f1_micro", "dev/meteor"} <= set(metrics)

@@ -2,26 +2,63 @@
 
 The project runs pytest with ``--import-mode=importlib``, so helpers live here as fixtures, not as an
 importable module."""
+
 from __future__ import annotations
 
 import pytest
 import torch
 
-WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "<s>", "</s>",
-         "il", "la", "di", "che", "e", "un", "una", "non", "per", "ma", "ciao", "mondo", "casa",
-         "##a", "##o", "##i", "##e", "gatto", "cane", "sole", "mare", "vento", "neve"]
+WORDS = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "<s>",
+    "</s>",
+    "il",
+    "la",
+    "di",
+    "che",
+    "e",
+    "un",
+    "una",
+    "non",
+    "per",
+    "ma",
+    "ciao",
+    "mondo",
+    "casa",
+    "##a",
+    "##o",
+    "##i",
+    "##e",
+    "gatto",
+    "cane",
+    "sole",
+    "mare",
+    "vento",
+    "neve",
+]
 
 
-def save_tiny_bert(folder, cls_token: str = "[CLS]", sep_token: str = "[SEP]", layers: int = 2,
-                   max_positions: int = 64) -> str:
+def save_tiny_bert(
+    folder, cls_token: str = "[CLS]", sep_token: str = "[SEP]", layers: int = 2, max_positions: int = 64
+) -> str:
     from transformers import BertConfig, BertModel, BertTokenizer
 
     torch.manual_seed(0)
     vocab = {word: i for i, word in enumerate(WORDS)}
     tokenizer = BertTokenizer(vocab=vocab, do_lower_case=True, cls_token=cls_token, sep_token=sep_token)
     tokenizer.save_pretrained(folder)
-    config = BertConfig(vocab_size=len(WORDS), hidden_size=16, num_hidden_layers=layers, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=max_positions)
+    config = BertConfig(
+        vocab_size=len(WORDS),
+        hidden_size=16,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=max_positions,
+    )
     BertModel(config).save_pretrained(folder)
     return str(folder)
 
@@ -33,8 +70,8 @@ def content_batch(tokenizer, texts: list[str]) -> tuple[torch.Tensor, torch.Tens
     ids = torch.full((len(texts), length), tokenizer.pad_token_id)
     mask = torch.zeros(len(texts), length, dtype=torch.long)
     for i, row in enumerate(encoded):
-        ids[i, :len(row)] = torch.tensor(row)
-        mask[i, :len(row)] = 1
+        ids[i, : len(row)] = torch.tensor(row)
+        mask[i, : len(row)] = 1
     return ids, mask
 
 

@@ -1,4 +1,5 @@
 """Spans ↔ BIO tags of the MVMD decoders."""
+
 from __future__ import annotations
 
 import random
@@ -44,15 +45,19 @@ def test_round_trip_random_posts():
 def test_orphan_inside_tag_opens_a_span():
     tags = torch.zeros(3, 5, dtype=torch.long)
     tags[1] = torch.tensor([I, I, O, I, B])
-    assert tags_to_spans(tags, 5, 1, LABELS) == [[Span(1, 2, "Loaded-language"), Span(4, 4, "Loaded-language"),
-                                                 Span(5, 5, "Loaded-language")]]
+    assert tags_to_spans(tags, 5, 1, LABELS) == [
+        [Span(1, 2, "Loaded-language"), Span(4, 4, "Loaded-language"), Span(5, 5, "Loaded-language")]
+    ]
 
 
-@pytest.mark.parametrize("spans, message", [
-    ([[Span(1, 2, "Strawman")]], "not one of"),
-    ([[Span(3, 9, "Doubt")]], "outside"),
-    ([[Span(1, 3, "Doubt"), Span(3, 4, "Doubt")]], "overlap"),
-])
+@pytest.mark.parametrize(
+    "spans, message",
+    [
+        ([[Span(1, 2, "Strawman")]], "not one of"),
+        ([[Span(3, 9, "Doubt")]], "outside"),
+        ([[Span(1, 3, "Doubt"), Span(3, 4, "Doubt")]], "overlap"),
+    ],
+)
 def test_invalid_spans_are_refused(spans, message):
     with pytest.raises(ValueError, match=message):
         spans_to_tags(spans, 5, LABELS)

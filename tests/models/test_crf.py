@@ -1,4 +1,5 @@
 """The batched BIO CRF against brute-force enumeration of every tag sequence."""
+
 from __future__ import annotations
 
 import itertools

@@ -1,4 +1,5 @@
 """The chunked encoder: identical to the plain encoder within the limit, every subword beyond it."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,7 +25,7 @@ def test_short_posts_match_the_plain_encoder(tiny_bert, make_batch):
         for i, text in enumerate(SHORT):
             reference = plain_hidden(encoder, text)
             n = int(mask[i].sum())
-            torch.testing.assert_close(subwords[i, :n], reference[1:1 + n], atol=1e-5, rtol=1e-4)
+            torch.testing.assert_close(subwords[i, :n], reference[1 : 1 + n], atol=1e-5, rtol=1e-4)
             torch.testing.assert_close(sentence[i], reference[0], atol=1e-5, rtol=1e-4)
             assert subwords[i, n:].eq(0).all()
 
@@ -81,5 +82,5 @@ def test_offline_minilm_long_post_every_word_has_a_vector(make_batch):
         assert subwords[0].abs().sum(-1).gt(0).all()
         reference = plain_hidden(encoder, "short post")
     n = int(mask[1].sum())
-    torch.testing.assert_close(subwords[1, :n], reference[1:1 + n], atol=1e-4, rtol=1e-3)
+    torch.testing.assert_close(subwords[1, :n], reference[1 : 1 + n], atol=1e-4, rtol=1e-3)
     assert sentence.shape == (2, 384)

@@ -1,4 +1,5 @@
 """Ensembles of MVML/MVMD models and decision rules tuned on dev, on tiny offline models."""
+
 from __future__ import annotations
 
 import copy
@@ -20,8 +21,13 @@ LABELS = ["Doubt", "Slogan"]
 def batch(tiny_bert, make_batch):
     tokenizer = ChunkedEncoder(tiny_bert, max_length=16).tokenizer
     ids, mask = make_batch(tokenizer, ["il gatto e il cane", "ciao mondo gatto mare neve sole"])
-    return {"input_ids": ids, "attention_mask": mask, "word_starts": torch.arange(ids.shape[1]).expand(2, -1).clone(),
-            "word_mask": mask.bool(), "post_index": torch.tensor([3, 5])}
+    return {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "word_starts": torch.arange(ids.shape[1]).expand(2, -1).clone(),
+        "word_mask": mask.bool(),
+        "post_index": torch.tensor([3, 5]),
+    }
 
 
 def mvmd(tiny_bert, seed: int, **kwargs) -> MVMD:
@@ -83,10 +89,21 @@ def test_ensemble_refuses_mixed_or_mismatched_members(tiny_bert):
 
 def test_tuned_thresholds_on_hand_made_probabilities():
     # 8 dev posts, 1 view, 3 labels
-    probabilities = torch.tensor([[0.9, 0.30, 0.9], [0.8, 0.25, 0.1], [0.75, 0.35, 0.1], [0.6, 0.1, 0.1],
-                                  [0.2, 0.05, 0.1], [0.1, 0.32, 0.1], [0.1, 0.05, 0.1], [0.1, 0.05, 0.1]]).unsqueeze(1)
-    targets = torch.tensor([[1, 1, 1], [1, 1, 0], [1, 1, 0], [0, 0, 0],
-                            [0, 0, 0], [0, 1, 0], [0, 0, 0], [0, 0, 0]], dtype=torch.float).unsqueeze(1)
+    probabilities = torch.tensor(
+        [
+            [0.9, 0.30, 0.9],
+            [0.8, 0.25, 0.1],
+            [0.75, 0.35, 0.1],
+            [0.6, 0.1, 0.1],
+            [0.2, 0.05, 0.1],
+            [0.1, 0.32, 0.1],
+            [0.1, 0.05, 0.1],
+            [0.1, 0.05, 0.1],
+        ]
+    ).unsqueeze(1)
+    targets = torch.tensor(
+        [[1, 1, 1], [1, 1, 0], [1, 1, 0], [0, 0, 0], [0, 0, 0], [0, 1, 0], [0, 0, 0], [0, 0, 0]], dtype=torch.float
+    ).unsqueeze(1)
     thresholds = tune_thresholds(probabilities, targets, fallback=0.7, min_positives=3)
     # label 0: 0.65..0.75 separate the 3 positives from the 0.6 negative perfectly; the tie goes to τ = 0.7
     assert thresholds[0, 0].item() == pytest.approx(0.7)
@@ -128,8 +145,8 @@ def tags(*rows: str) -> torch.Tensor:
 
 
 def test_decoder_span_f1_is_the_faina_overlap_score():
-    gold = tags("BIIOO", "OOBOO").unsqueeze(0)        # decoder 0: span 1-3; decoder 1: span 3
-    predicted = tags("OBIOO", "OOOOO").unsqueeze(0)   # decoder 0: span 2-3 inside the gold span
+    gold = tags("BIIOO", "OOBOO").unsqueeze(0)  # decoder 0: span 1-3; decoder 1: span 3
+    predicted = tags("OBIOO", "OOOOO").unsqueeze(0)  # decoder 0: span 2-3 inside the gold span
     f1 = decoder_span_f1(predicted, gold)
     # decoder 0: P = (2/2)/1 = 1, R = (2/3)/1 → F1 = 0.8; decoder 1 predicts nothing → 0
     assert f1.tolist() == pytest.approx([0.8, 0.0])
@@ -139,12 +156,12 @@ def test_tuned_o_bias_fixes_an_over_predicting_decoder():
     crf = BatchedBIOCRF(2)
     words = 6
     gold = torch.zeros(1, 2, words, dtype=torch.long)
-    gold[0, 0, 1], gold[0, 0, 2] = B, I             # decoder 0: one span, words 2-3
-    gold[0, 1, 4] = B                               # decoder 1: one span, word 5
+    gold[0, 0, 1], gold[0, 0, 2] = B, I  # decoder 0: one span, words 2-3
+    gold[0, 1, 4] = B  # decoder 1: one span, word 5
     emissions = torch.zeros(1, 2, words, 3)
-    emissions[0, 0, :, B] = 1.0                     # decoder 0 opens a span at every word
+    emissions[0, 0, :, B] = 1.0  # decoder 0 opens a span at every word
     emissions[0, 0, 1, B], emissions[0, 0, 2, I] = 3.0, 3.0
-    emissions[0, 1, :, O] = 1.0                     # decoder 1 is right already
+    emissions[0, 1, :, O] = 1.0  # decoder 1 is right already
     emissions[0, 1, 4, B] = 2.0
     mask = torch.ones(1, words, dtype=torch.bool)
     before = decoder_span_f1(crf.viterbi(emissions, mask), gold)

@@ -1,4 +1,5 @@
 """Head shapes, losses and the batched decoder layout."""
+
 from __future__ import annotations
 
 import torch
@@ -25,7 +26,9 @@ def test_decoders_share_one_projection_and_sum_weighted_mean_nll():
     emissions = decoders.emissions(words)
     assert emissions.shape == (3, 5, 6, 3)
     # decoder d's scores are rows 3d..3d+2 of the one projection
-    torch.testing.assert_close(emissions[:, 2], F.linear(words, decoders.projection.weight[6:9], decoders.projection.bias[6:9]))
+    torch.testing.assert_close(
+        emissions[:, 2], F.linear(words, decoders.projection.weight[6:9], decoders.projection.bias[6:9])
+    )
     tags = torch.randint(0, 2, (3, 5, 6))
     mask = torch.ones(3, 6, dtype=torch.bool)
     nll = decoders.crf.neg_log_likelihood(emissions, tags, mask)

@@ -1,4 +1,5 @@
 """MVMD/MVML inside a Lightning Trainer: metric names, the collapse warning, predictions, checkpoints."""
+
 from __future__ import annotations
 
 import functools
@@ -24,9 +25,15 @@ def batch(tiny_bert, make_batch):
     ids, mask = make_batch(tokenizer, ["il gatto e il cane", "ciao mondo gatto mare"])
     tags = torch.zeros(2, 4, ids.shape[1], dtype=torch.long)
     tags[0, 0, 1], tags[0, 0, 2], tags[1, 3, 0] = 1, 2, 1
-    return {"input_ids": ids, "attention_mask": mask, "word_starts": torch.arange(ids.shape[1]).expand(2, -1).clone(),
-            "word_mask": mask.bool(), "tags": tags, "post_index": torch.tensor([7, 9]),
-            "labels": torch.tensor([[[1.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]]])}
+    return {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "word_starts": torch.arange(ids.shape[1]).expand(2, -1).clone(),
+        "word_mask": mask.bool(),
+        "tags": tags,
+        "post_index": torch.tensor([7, 9]),
+        "labels": torch.tensor([[[1.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]]]),
+    }
 
 
 def loader(batch):
@@ -34,16 +41,29 @@ def loader(batch):
 
 
 def trainer(**kwargs) -> L.Trainer:
-    settings = dict(max_epochs=1, accelerator="cpu", logger=False, enable_checkpointing=False,
-                    enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0)
+    settings = dict(
+        max_epochs=1,
+        accelerator="cpu",
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+    )
     return L.Trainer(**{**settings, **kwargs})
 
 
 def test_mvmd_logs_view_metrics_and_warns_when_decoders_collapse(tiny_bert, batch):
     # a huge initial O bias and no learning: every decoder says O, as in the 40-CRF collapse
-    model = MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=LABELS, o_bias=100.0, head_lr=0.0,
-                 optimizer=functools.partial(torch.optim.AdamW, lr=0.0),
-                 val_metric=SpanOverlapScore(LabelInventory.load(), num_views=2))
+    model = MVMD(
+        ChunkedEncoder(tiny_bert, max_length=16),
+        num_views=2,
+        labels=LABELS,
+        o_bias=100.0,
+        head_lr=0.0,
+        optimizer=functools.partial(torch.optim.AdamW, lr=0.0),
+        val_metric=SpanOverlapScore(LabelInventory.load(), num_views=2),
+    )
     run = trainer()
     with pytest.warns(UserWarning, match="collapsed"):
         run.fit(model, loader(batch), loader(batch))
@@ -56,9 +76,14 @@ def test_mvmd_logs_view_metrics_and_warns_when_decoders_collapse(tiny_bert, batc
 
 def test_mvmd_learns_the_spans_and_predicts_tags(tiny_bert, batch):
     torch.manual_seed(0)
-    model = MVMD(ChunkedEncoder(tiny_bert, max_length=16, dropout=0.0), num_views=2, labels=LABELS,
-                 optimizer=functools.partial(torch.optim.AdamW, lr=1e-3), head_lr=5e-2,
-                 val_metric=SpanOverlapScore(LabelInventory.load(), num_views=2))
+    model = MVMD(
+        ChunkedEncoder(tiny_bert, max_length=16, dropout=0.0),
+        num_views=2,
+        labels=LABELS,
+        optimizer=functools.partial(torch.optim.AdamW, lr=1e-3),
+        head_lr=5e-2,
+        val_metric=SpanOverlapScore(LabelInventory.load(), num_views=2),
+    )
     run = trainer(max_epochs=30, check_val_every_n_epoch=30)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # no collapse warning once trained
@@ -72,8 +97,13 @@ def test_mvmd_learns_the_spans_and_predicts_tags(tiny_bert, batch):
 
 
 def test_mvml_metrics_predictions_and_checkpoint_hparams(tiny_bert, batch, tmp_path):
-    model = MVML(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=LABELS, threshold=0.6,
-                 val_metric=PostMicroScore(num_views=2, labels=LABELS))
+    model = MVML(
+        ChunkedEncoder(tiny_bert, max_length=16),
+        num_views=2,
+        labels=LABELS,
+        threshold=0.6,
+        val_metric=PostMicroScore(num_views=2, labels=LABELS),
+    )
     run = trainer()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

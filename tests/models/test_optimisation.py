@@ -1,4 +1,5 @@
 """Learning-rate groups, schedule, gradual unfreezing, and that a few steps of training learn."""
+
 from __future__ import annotations
 
 import functools
@@ -29,9 +30,15 @@ def span_batch(encoder: ChunkedEncoder, make_batch) -> dict:
     tags[1, 0, 2] = 1
     tags[1, 3, 0], tags[1, 3, 1] = 1, 2
     assert words.tolist() == [5, 4]
-    return {"input_ids": ids, "attention_mask": mask, "word_starts": word_starts, "word_mask": word_mask,
-            "tags": tags, "post_index": torch.tensor([0, 1]),
-            "labels": torch.tensor([[[1.0, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]])}
+    return {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "word_starts": word_starts,
+        "word_mask": word_mask,
+        "tags": tags,
+        "post_index": torch.tensor([0, 1]),
+        "labels": torch.tensor([[[1.0, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]]),
+    }
 
 
 def test_slanted_triangular_shape():
@@ -51,8 +58,14 @@ def test_slanted_triangular_shape():
 
 
 def test_discriminative_learning_rates_and_head_lr(tiny_bert):
-    model = MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=LABELS, optimizer=ADAMW,
-                 discriminative_decay=0.5, head_lr=3e-3)
+    model = MVMD(
+        ChunkedEncoder(tiny_bert, max_length=16),
+        num_views=2,
+        labels=LABELS,
+        optimizer=ADAMW,
+        discriminative_decay=0.5,
+        head_lr=3e-3,
+    )
     optimizer = model.configure_optimizers()
     lrs = {group["name"]: group["lr"] for group in optimizer.param_groups}
     # 2 layers: embeddings lr·0.5², layer 1 lr·0.5, layer 2 (+ pooler) lr; heads their own lr
@@ -85,8 +98,9 @@ def test_gradual_unfreezing_from_the_top(tiny_bert):
 @pytest.mark.parametrize("model_class", [MVMD, MVML])
 def test_a_few_steps_reduce_the_loss(tiny_bert, make_batch, model_class):
     torch.manual_seed(0)
-    model = model_class(ChunkedEncoder(tiny_bert, max_length=16, dropout=0.0), num_views=2, labels=LABELS,
-                        optimizer=ADAMW)
+    model = model_class(
+        ChunkedEncoder(tiny_bert, max_length=16, dropout=0.0), num_views=2, labels=LABELS, optimizer=ADAMW
+    )
     batch = span_batch(model.encoder, make_batch)
     optimizer = model.configure_optimizers()
     model.train()

@@ -5,6 +5,7 @@ subprocess, and the ``python -m faina.<tool>`` / ``python -m missci.<tool>`` com
 test is about reloading, their ``main(argv)`` otherwise), so they survive module moves inside the packages.
 The helpers that run them: tests/replica_cli.py.
 """
+
 from __future__ import annotations
 
 import shutil

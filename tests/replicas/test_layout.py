@@ -1,4 +1,5 @@
 """Each replica has its hub repository's file layout, formats, tokenizer kind and config fields, reproducibly."""
+
 from __future__ import annotations
 
 import json
@@ -28,11 +29,11 @@ def test_files_formats_and_config_match_the_hub_record(replicas, name):
     assert config["model_type"] == model_type and config["architectures"] == [replica.architecture]
     assert config["num_hidden_layers"] == 2 and config["hidden_size"] == 32
     for name_ in replica.files:
-        if name_.endswith(".bin"):   # old-style pickled state dicts, as these hubs ship them
+        if name_.endswith(".bin"):  # old-style pickled state dicts, as these hubs ship them
             assert (folder / name_).read_bytes()[:2] == b"PK"
         if name_.endswith(".safetensors"):
             header = int.from_bytes((folder / name_).read_bytes()[:8], "little")
-            assert json.loads((folder / name_).read_bytes()[8:8 + header])["__metadata__"] == {"format": "pt"}
+            assert json.loads((folder / name_).read_bytes()[8 : 8 + header])["__metadata__"] == {"format": "pt"}
         if name_.endswith(".index.json"):
             weight_map = json.loads((folder / name_).read_text(encoding="utf-8"))["weight_map"]
             assert set(weight_map.values()) == {f for f in replica.files if f.startswith(name_.split(".")[0] + "-")}
@@ -49,7 +50,7 @@ def test_llm_configs_keep_the_hub_fields(replicas):
     mixtral = json.loads((replicas["mixtral-instruct"] / "config.json").read_text(encoding="utf-8"))
     assert (mixtral["num_local_experts"], mixtral["num_experts_per_tok"], mixtral["sliding_window"]) == (8, 2, None)
     index = json.loads((replicas["mixtral-instruct"] / "model.safetensors.index.json").read_text(encoding="utf-8"))
-    assert "model.layers.0.block_sparse_moe.experts.7.w2.weight" in index["weight_map"]   # the hub's expert keys
+    assert "model.layers.0.block_sparse_moe.experts.7.w2.weight" in index["weight_map"]  # the hub's expert keys
     llama2 = json.loads((replicas["llama2-chat"] / "tokenizer_config.json").read_text(encoding="utf-8"))
     assert llama2["pad_token"] is None and llama2["legacy"] is False and "<<SYS>>" in llama2["chat_template"]
 

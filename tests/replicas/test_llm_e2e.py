@@ -3,6 +3,7 @@
 adapters trained on a model without a pad token, saved and reloaded in a fresh process, and ``load_in_4bit``
 (on in these configs, as in the papers) skipped on a CPU machine with one notice.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,11 @@ import pytest
 from replica_cli import assert_ran, run_cli
 
 FOUR_BIT = "load_in_4bit=true is skipped"
-LLM_CONFIG = {"llama2-chat": "llama2-7b", "llama3-instruct": "llama3-8b-instruct",
-              "mixtral-instruct": "mixtral-8x7b-instruct"}
+LLM_CONFIG = {
+    "llama2-chat": "llama2-7b",
+    "llama3-instruct": "llama3-8b-instruct",
+    "mixtral-instruct": "mixtral-8x7b-instruct",
+}
 
 
 def llm_overrides(replicas, name: str) -> list[str]:
@@ -34,14 +38,25 @@ def assert_parsed_predictions(rows: list[dict]) -> None:
 
 
 def missci_zero_shot(replicas, tmp_path: Path, name: str, *extra: str):
-    return run_cli("train.py", "task=missci-gen", *llm_overrides(replicas, name), "mode=zero-shot",
-                   "task.data_dir=sample", "task.split=dev", "task.max_arguments=1",
-                   "task.generation.max_new_tokens=8", "task.premise_metrics=null", f"paths.root_dir={tmp_path}",
-                   f"name=zs-{name}", *extra)
+    return run_cli(
+        "train.py",
+        "task=missci-gen",
+        *llm_overrides(replicas, name),
+        "mode=zero-shot",
+        "task.data_dir=sample",
+        "task.split=dev",
+        "task.max_arguments=1",
+        "task.generation.max_new_tokens=8",
+        "task.premise_metrics=null",
+        f"paths.root_dir={tmp_path}",
+        f"name=zs-{name}",
+        *extra,
+    )
 
 
-@pytest.mark.parametrize("name", [pytest.param("llama3-instruct"),
-                                  pytest.param("mixtral-instruct", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "name", [pytest.param("llama3-instruct"), pytest.param("mixtral-instruct", marks=pytest.mark.slow)]
+)
 def test_missci_zero_shot(replicas, tmp_path, name):
     result = missci_zero_shot(replicas, tmp_path, name)
     assert_ran(result)
@@ -61,11 +76,19 @@ def test_missci_zero_shot_mixtral_with_a_system_prompt_stops_with_one_message(re
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("name", [pytest.param("mixtral-instruct"),
-                                  pytest.param("llama3-instruct", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "name", [pytest.param("mixtral-instruct"), pytest.param("llama3-instruct", marks=pytest.mark.slow)]
+)
 def test_faina_zero_shot(replicas, tmp_path, name):
-    result = run_cli("train.py", "task=post-c", *llm_overrides(replicas, name), "mode=zero-shot",
-                     "task.zero_shot.limit=2", "task.zero_shot.max_new_tokens=8", f"paths.root_dir={tmp_path}")
+    result = run_cli(
+        "train.py",
+        "task=post-c",
+        *llm_overrides(replicas, name),
+        "mode=zero-shot",
+        "task.zero_shot.limit=2",
+        "task.zero_shot.max_new_tokens=8",
+        f"paths.root_dir={tmp_path}",
+    )
     assert_ran(result)
     assert result.stderr.count(FOUR_BIT) == 1 and "Output audit (2 outputs" in result.stdout
     [out] = (tmp_path / "results").glob(f"post-c-sample-zeroshot-{LLM_CONFIG[name]}-*")
@@ -75,24 +98,51 @@ def test_faina_zero_shot(replicas, tmp_path, name):
 def test_lora_finetune_and_candidates_with_llama2_chat(replicas, tmp_path):
     """LLaMA 2 chat ships no pad token; training pads with EOS, the adapter reloads in a fresh process."""
     assert json.loads((replicas["llama2-chat"] / "tokenizer_config.json").read_text())["pad_token"] is None
-    trained = run_cli("train.py", "task=missci-gen", *llm_overrides(replicas, "llama2-chat"), "cv=official",
-                      "task.data_dir=sample", "task.lora.max_train_examples=4", "task.lora.max_steps=2",
-                      "task.max_fallacies=1", "task.lora.candidates.max_new_tokens=6",
-                      "task.lora.candidates.num_candidates=2", "task.lora.max_length=512", "task.premise_metrics=null",
-                      f"paths.root_dir={tmp_path}", "name=lora-llama2")
+    trained = run_cli(
+        "train.py",
+        "task=missci-gen",
+        *llm_overrides(replicas, "llama2-chat"),
+        "cv=official",
+        "task.data_dir=sample",
+        "task.lora.max_train_examples=4",
+        "task.lora.max_steps=2",
+        "task.max_fallacies=1",
+        "task.lora.candidates.max_new_tokens=6",
+        "task.lora.candidates.num_candidates=2",
+        "task.lora.max_length=512",
+        "task.premise_metrics=null",
+        f"paths.root_dir={tmp_path}",
+        "name=lora-llama2",
+    )
     assert_ran(trained)
     assert trained.stderr.count(FOUR_BIT) == 1
     fold = tmp_path / "results" / "lora-llama2" / "fold0"
     adapter = fold / "adapter"
     assert (adapter / "adapter_model.safetensors").is_file()
     assert json.loads((adapter / "adapter_config.json").read_text())["base_model_name_or_path"] == str(
-        replicas["llama2-chat"])
+        replicas["llama2-chat"]
+    )
     assert_parsed_predictions(read_jsonl(fold / "predictions.jsonl"))
 
     out = tmp_path / "reloaded.jsonl"
-    predicted = run_cli("-m", "missci.predict_lora", str(adapter), "--out", str(out), "--data", "sample",
-                        "--split", "dev", "--max-fallacies", "1", "--max-new-tokens", "6", "--evaluate",
-                        "--no-premise-metrics", "--json")
+    predicted = run_cli(
+        "-m",
+        "missci.predict_lora",
+        str(adapter),
+        "--out",
+        str(out),
+        "--data",
+        "sample",
+        "--split",
+        "dev",
+        "--max-fallacies",
+        "1",
+        "--max-new-tokens",
+        "6",
+        "--evaluate",
+        "--no-premise-metrics",
+        "--json",
+    )
     assert_ran(predicted)
     rows = read_jsonl(out)
     assert_parsed_predictions(rows)

@@ -1,4 +1,5 @@
 """The replicas load offline through transformers' Auto classes and through the framework's loaders."""
+
 from __future__ import annotations
 
 import pytest
@@ -48,7 +49,7 @@ def test_word_ids_align_every_word_of_the_sample_posts(replicas, name):
         word_ids = encoding.word_ids()
         assert None not in word_ids and sorted(set(word_ids)) == list(range(len(words)))
         assert word_ids == sorted(word_ids)
-        if name == "alberto":   # uncased: lower-cased, accents stripped
+        if name == "alberto":  # uncased: lower-cased, accents stripped
             assert all(t == t.lower() for t in tokenizer.convert_ids_to_tokens(encoding["input_ids"]) if t != "[UNK]")
 
 
@@ -63,7 +64,7 @@ def test_umberto_tokenizer_matches_sentencepiece_and_camembert_ids(replicas):
     processor = spm.SentencePieceProcessor(model_file=str(folder / "sentencepiece.bpe.model"))
     tokenizer = load_encoder_tokenizer(str(folder))
     words = [w for post in sample_posts(80) for w in post]
-    words.append("façade ünïcödé")   # characters the sample never shows: CamemBERT's <unk> (id 3)
+    words.append("façade ünïcödé")  # characters the sample never shows: CamemBERT's <unk> (id 3)
     for word in words:
         expected = [3 if i == processor.unk_id() else i + 4 for i in processor.encode(word)]
         assert tokenizer(word, add_special_tokens=False)["input_ids"] == expected, word
@@ -94,7 +95,7 @@ def test_llama2_chat_template_has_inst_and_sys_and_no_pad_token(replicas):
     from models.llm.loading import CausalLMSpec, load_tokenizer
 
     raw = AutoTokenizer.from_pretrained(replicas["llama2-chat"])
-    assert raw.pad_token is None   # as the hub ships it
+    assert raw.pad_token is None  # as the hub ships it
     prompt = render_prompt(raw, "Ciao", system_prompt="Sei un esperto")
     assert prompt == "<s>[INST] <<SYS>>\nSei un esperto\n<</SYS>>\n\nCiao [/INST]"
     tokenizer = load_tokenizer(CausalLMSpec(name_or_path=str(replicas["llama2-chat"])))
@@ -108,7 +109,7 @@ def test_llama3_template_uses_header_tokens_and_eot(replicas):
     tokenizer = load_tokenizer(CausalLMSpec(name_or_path=str(replicas["llama3-instruct"])))
     ids = encode_prompts(tokenizer, ["Ciao"], system_prompt="Sei un esperto")[0]
     tokens = tokenizer.convert_ids_to_tokens(ids)
-    assert tokens[0] == "<|begin_of_text|>" and tokens.count("<|begin_of_text|>") == 1   # BOS not added twice
+    assert tokens[0] == "<|begin_of_text|>" and tokens.count("<|begin_of_text|>") == 1  # BOS not added twice
     assert tokens.count("<|start_header_id|>") == 3 and tokens.count("<|eot_id|>") == 2
     assert tokenizer.eos_token == "<|eot_id|>"
 

@@ -1,4 +1,5 @@
 """A model folder or hub id that cannot be loaded ends in one UserError naming it, what is missing and the fix."""
+
 from __future__ import annotations
 
 import json
@@ -95,8 +96,10 @@ def test_gated_repository_without_a_login(monkeypatch):
 
     def refuse(*args, **kwargs):
         url = f"https://huggingface.co/{repo}/resolve/main/config.json"
-        raise GatedRepoError(f"401 Client Error. Cannot access gated repo for url {url}.",
-                             response=httpx.Response(401, request=httpx.Request("GET", url)))
+        raise GatedRepoError(
+            f"401 Client Error. Cannot access gated repo for url {url}.",
+            response=httpx.Response(401, request=httpx.Request("GET", url)),
+        )
 
     monkeypatch.setattr(model_availability, "hub_reachable", lambda timeout=3.0: True)
     monkeypatch.setattr(hub, "hf_hub_download", refuse)
@@ -110,8 +113,14 @@ def test_gated_repository_without_a_login(monkeypatch):
 def test_the_command_line_prints_one_line_not_a_traceback(replica_copy, tmp_path):
     folder = replica_copy("alberto")
     (folder / "vocab.txt").unlink()
-    result = run_cli("train.py", "task=post-f", "debug=fast", "cv.folds=[0]", f"encoder.name_or_path={folder}",
-                     f"paths.root_dir={tmp_path / 'run'}")
+    result = run_cli(
+        "train.py",
+        "task=post-f",
+        "debug=fast",
+        "cv.folds=[0]",
+        f"encoder.name_or_path={folder}",
+        f"paths.root_dir={tmp_path / 'run'}",
+    )
     assert result.returncode == 2, result.stderr[-2000:]
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and str(folder) in errors[0] and "no tokenizer files" in errors[0]

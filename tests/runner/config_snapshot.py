@@ -4,6 +4,7 @@
 ``test_config_snapshot.py`` compares today's ``conf/`` with. Machine-specific values (the checkout's and the
 virtual environment's paths, Hydra's own node) are replaced or dropped, so a snapshot is the same on any machine.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = ("post-c", "post-f", "span-c", "span-f", "missci-gen", "missci-cls")
-EXPERIMENTS = ("demo", *(f"faina/{t}-{e}" for t in ("post-c", "post-f", "span-c", "span-f")
-                         for e in ("alberto", "umberto")))
+EXPERIMENTS = (
+    "demo",
+    *(f"faina/{t}-{e}" for t in ("post-c", "post-f", "span-c", "span-f") for e in ("alberto", "umberto")),
+)
 
 
 def selections() -> dict[str, list[str]]:

@@ -1,4 +1,5 @@
 """Fixtures for end-to-end runs: a tiny random BERT with the real MiniLM tokenizer, a small sample, configs."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,8 +24,14 @@ def tiny_encoder(tmp_path_factory) -> str:
     tokenizer = AutoTokenizer.from_pretrained(offline_encoder_path())
     tokenizer.save_pretrained(folder)
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
     BertModel(config).save_pretrained(folder)
     return str(folder)
 
@@ -51,8 +58,11 @@ def make_cfg(tmp_path, tiny_encoder, small_sample):
         if sample:
             task = next((o.split("=", 1)[1] for o in overrides if o.startswith("task=")), "span-f")
             ext = "conll" if task.startswith("span") else "tsv"
-            base += ["data=custom", f"data.train_path={small_sample / ('sample.' + ext)}",
-                     f"data.test_path={small_sample / ('sample-unlabelled.' + ext)}"]
+            base += [
+                "data=custom",
+                f"data.train_path={small_sample / ('sample.' + ext)}",
+                f"data.test_path={small_sample / ('sample-unlabelled.' + ext)}",
+            ]
         with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
             return compose(config_name="train", overrides=[*base, *overrides])
 

@@ -5,6 +5,7 @@ The snapshot was taken before ``conf/`` was rebuilt from shared bases (``conf/ta
 read through ``common.renames``, as old results folders are. A change to ``conf/`` that is meant to change a
 resolved value regenerates the file: ``python tests/runner/config_snapshot.py tests/runner/config_snapshot.json``.
 """
+
 from __future__ import annotations
 
 import json

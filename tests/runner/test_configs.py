@@ -1,4 +1,5 @@
 """Every config group option composes, and the composed objects are the ones the runner needs."""
+
 from __future__ import annotations
 
 import hydra
@@ -42,10 +43,22 @@ def test_command_line_overrides_reach_the_optimiser():
     assert optimizer.keywords["lr"] == 3e-5 and cfg.model.module.threshold == 0.5
 
 
-@pytest.mark.parametrize("group, option", [("logger", "csv"), ("logger", "wandb"), ("logger", "none"),
-                                           ("trainer", "ddp"), ("trainer", "gpu"), ("cv", "official"),
-                                           ("debug", "fast"), ("encoder", "alberto"), ("encoder", "umberto"),
-                                           ("data", "faina"), ("mode", "zero-shot")])
+@pytest.mark.parametrize(
+    "group, option",
+    [
+        ("logger", "csv"),
+        ("logger", "wandb"),
+        ("logger", "none"),
+        ("trainer", "ddp"),
+        ("trainer", "gpu"),
+        ("cv", "official"),
+        ("debug", "fast"),
+        ("encoder", "alberto"),
+        ("encoder", "umberto"),
+        ("data", "faina"),
+        ("mode", "zero-shot"),
+    ],
+)
 def test_group_options_compose(group, option):
     cfg = compose_train(f"{group}={option}")
     assert cfg is not None

@@ -12,6 +12,7 @@ suite's CPU time small; so do the ``python -m`` forms' user errors of the torch-
 The trained models are tiny: a span model fold (fast_dev_run on 60 posts, random 2-layer encoder) and a LoRA
 adapter of a random 2-layer Llama (2 steps).
 """
+
 from __future__ import annotations
 
 import json
@@ -27,22 +28,37 @@ from hydra import compose, initialize_config_dir
 from fallacy import cli as fallacy_cli
 from tests_paths import CONF, REPO
 
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "WANDB_MODE": "offline",
-       "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
-ALIAS_SCRIPT = ("import sys; from fallacy import cli; name = sys.argv.pop(1); sys.argv[0] = name; "
-                "sys.exit(getattr(cli, name.replace('-', '_'))())")
+ENV = {
+    **os.environ,
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "WANDB_MODE": "offline",
+    "OMP_NUM_THREADS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+ALIAS_SCRIPT = (
+    "import sys; from fallacy import cli; name = sys.argv.pop(1); sys.argv[0] = name; "
+    "sys.exit(getattr(cli, name.replace('-', '_'))())"
+)
 # reprs that sys.exit(main()) printed: a dict, a Path, a list of Paths or Rows
 REPR_MARKS = ("{'", "PosixPath(", "[PosixPath(", "[Row(", "WindowsPath(")
 
 
 def run_alias(alias: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", ALIAS_SCRIPT, alias, *map(str, args)], cwd=REPO, env=ENV,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", ALIAS_SCRIPT, alias, *map(str, args)],
+        cwd=REPO,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def run_module(module: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=REPO, env=ENV, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", module, *map(str, args)], cwd=REPO, env=ENV, capture_output=True, text=True, timeout=300
+    )
 
 
 def assert_clean_stderr(stderr: str) -> None:
@@ -67,9 +83,19 @@ def span_fold(tmp_path_factory, tiny_encoder, small_sample) -> Path:
     root = tmp_path_factory.mktemp("console_span_run")
     register_config_resolvers()
     with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
-        cfg = compose(config_name="train", overrides=[
-            f"paths.root_dir={root}", "task=span-f", "debug=fast", "loader.batch_size=8", "cv.folds=[0]",
-            f"encoder.name_or_path={tiny_encoder}", "data=custom", f"data.train_path={small_sample / 'sample.conll'}"])
+        cfg = compose(
+            config_name="train",
+            overrides=[
+                f"paths.root_dir={root}",
+                "task=span-f",
+                "debug=fast",
+                "loader.batch_size=8",
+                "cv.folds=[0]",
+                f"encoder.name_or_path={tiny_encoder}",
+                "data=custom",
+                f"data.train_path={small_sample / 'sample.conll'}",
+            ],
+        )
     run(cfg)
     return Path(cfg.paths.results_dir) / cfg.name / "fold0"
 
@@ -82,11 +108,25 @@ def lora_run(tmp_path_factory, missci_sample) -> Path:
     import train
 
     root = tmp_path_factory.mktemp("console_lora_run")
-    cfg = compose_lora(["task=missci-gen", f"task.data_dir={missci_sample}", f"paths.results_dir={root}",
-                        "task.premise_metrics=null", "llm=tiny-llama", "callbacks=none", "logger=csv",
-                        "task.lora.max_steps=2", "task.lora.batch_size=2", "task.lora.max_train_examples=4",
-                        "task.lora.candidates.max_new_tokens=4", "task.lora.candidates.num_candidates=2",
-                        "task.max_fallacies=2", "cv=official", "name=console"])
+    cfg = compose_lora(
+        [
+            "task=missci-gen",
+            f"task.data_dir={missci_sample}",
+            f"paths.results_dir={root}",
+            "task.premise_metrics=null",
+            "llm=tiny-llama",
+            "callbacks=none",
+            "logger=csv",
+            "task.lora.max_steps=2",
+            "task.lora.batch_size=2",
+            "task.lora.max_train_examples=4",
+            "task.lora.candidates.max_new_tokens=4",
+            "task.lora.candidates.num_candidates=2",
+            "task.max_fallacies=2",
+            "cv=official",
+            "name=console",
+        ]
+    )
     train.run(cfg)
     return root / "console"
 
@@ -97,8 +137,11 @@ def gold_predictions(tmp_path_factory, missci_sample) -> Path:
     from missci.dataset.prediction_file import FallacyPrediction, RankedPremise, write_predictions
     from missci.dataset.reader import load_split
 
-    predictions = [FallacyPrediction(a.id, f.id, [RankedPremise(f.interchangeable[0].fallacy_class, a.claim)])
-                   for a in load_split("test", missci_sample) for f in a.fallacies]
+    predictions = [
+        FallacyPrediction(a.id, f.id, [RankedPremise(f.interchangeable[0].fallacy_class, a.claim)])
+        for a in load_split("test", missci_sample)
+        for f in a.fallacies
+    ]
     return write_predictions(tmp_path_factory.mktemp("missci_pred") / "pred.jsonl", predictions)
 
 
@@ -110,15 +153,16 @@ def faina_file(name: str) -> Path:
 
 # --- success paths (subprocess, through each alias's entry point) ----------------------------------
 LIGHT_SUCCESS = {
-    "faina-evaluate": (lambda tmp: ["-T", "span-fine", "-G", faina_file("sample.conll"),
-                                    "-P", faina_file("sample.conll")], "avg"),
+    "faina-evaluate": (
+        lambda tmp: ["-T", "span-fine", "-G", faina_file("sample.conll"), "-P", faina_file("sample.conll")],
+        "avg",
+    ),
     "faina-validate": (lambda tmp: [faina_file("sample.tsv")], "posts"),
     "faina-stats": (lambda tmp: [faina_file("sample.tsv"), "--agreement", "no"], "posts"),
     "faina-show": (lambda tmp: [faina_file("sample.conll"), "--limit", "2", "--html", tmp / "show.html"], None),
     "faina-sample": (lambda tmp: [tmp / "faina", "--posts", "12"], None),
     "missci-stats": (lambda tmp: ["--data", "sample"], "arguments"),
-    "missci-baseline": (lambda tmp: ["random", "--data", "sample", "--no-premise-metrics", "--seeds", "1", "2"],
-                        "p@1"),
+    "missci-baseline": (lambda tmp: ["random", "--data", "sample", "--no-premise-metrics", "--seeds", "1", "2"], "p@1"),
     "missci-sample": (lambda tmp: [tmp / "missci", "--dev", "2", "--test", "3"], None),
 }
 
@@ -129,9 +173,9 @@ def test_success_path_of_a_torch_free_command(alias, tmp_path):
     done = run_alias(alias, *make_args(tmp_path))
     assert done.returncode == 0, done.stderr
     assert_clean_stderr(done.stderr)
-    if expected is None:   # its product is a file: stdout stays empty, the notice is on stderr
+    if expected is None:  # its product is a file: stdout stays empty, the notice is on stderr
         assert done.stdout == "" and done.stderr.startswith("wrote ")
-    else:   # stderr may carry a notice (e.g. that the Missci data is the synthetic sample), never the results
+    else:  # stderr may carry a notice (e.g. that the Missci data is the synthetic sample), never the results
         assert expected in done.stdout and expected not in done.stderr
 
 
@@ -159,8 +203,9 @@ def test_success_paths_of_the_model_commands(span_fold, small_sample, tmp_path):
     assert_clean_stderr(done.stderr)
     assert f"predictions written: {out}" in done.stderr and out.is_file()
 
-    done = run_alias("faina-tag", span_fold, "--text", "Ciao a tutti", "--text", "Basta!", "--json",
-                     "--html", tmp_path / "tag.html")
+    done = run_alias(
+        "faina-tag", span_fold, "--text", "Ciao a tutti", "--text", "Basta!", "--json", "--html", tmp_path / "tag.html"
+    )
     assert done.returncode == 0, done.stderr
     assert_clean_stderr(done.stderr)
     assert [set(json.loads(line)) for line in done.stdout.splitlines()] == [{"text", "tokens", "spans"}] * 2
@@ -174,8 +219,17 @@ def test_success_paths_of_the_model_commands(span_fold, small_sample, tmp_path):
 
 def test_success_paths_of_the_lora_commands(lora_run, missci_sample, tmp_path):
     out = tmp_path / "lora.jsonl"
-    done = run_alias("missci-predict-lora", lora_run / "fold0" / "adapter", "--out", out, "--data", missci_sample,
-                     "--max-fallacies", "2", "--json")
+    done = run_alias(
+        "missci-predict-lora",
+        lora_run / "fold0" / "adapter",
+        "--out",
+        out,
+        "--data",
+        missci_sample,
+        "--max-fallacies",
+        "2",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     assert_clean_stderr(done.stderr)
     assert json.loads(done.stdout)["predictions"] == str(out) and out.is_file()
@@ -189,8 +243,10 @@ def test_success_paths_of_the_lora_commands(lora_run, missci_sample, tmp_path):
 def _failures(tmp: Path) -> dict[tuple[str, str], tuple[list, str]]:
     """``(dataset, command)`` -> (arguments that are a user error, words of the one error line)."""
     bad_label = tmp / "bad.conll"
-    bad_label.write_text("# post_id = 1\n# post_date = d\n# post_topic_keywords = t\n# post_text = x\n"
-                         "1\tx\tB-Nope\tO\n", encoding="utf-8")
+    bad_label.write_text(
+        "# post_id = 1\n# post_date = d\n# post_topic_keywords = t\n# post_text = x\n1\tx\tB-Nope\tO\n",
+        encoding="utf-8",
+    )
     empty, a_file = tmp / "empty.txt", tmp / "a-file"
     empty.write_text("")
     a_file.write_text("x")
@@ -212,8 +268,11 @@ def _failures(tmp: Path) -> dict[tuple[str, str], tuple[list, str]]:
 
 
 # The commands whose module imports torch: their failure paths run in this process (same runner and streams).
-IN_PROCESS_FAILURES = {("faina", "predict"): "model", ("faina", "export"): "model.json",
-                       ("missci", "predict-lora"): "missing"}
+IN_PROCESS_FAILURES = {
+    ("faina", "predict"): "model",
+    ("faina", "export"): "model.json",
+    ("missci", "predict-lora"): "missing",
+}
 
 
 def test_every_command_has_a_failure_path_here(tmp_path):
@@ -223,9 +282,20 @@ def test_every_command_has_a_failure_path_here(tmp_path):
     assert table == {(c.dataset, c.name) for c in fallacy_cli.COMMANDS}
 
 
-TORCH_FREE_FAILURES = [("faina", "evaluate"), ("faina", "validate"), ("faina", "stats"), ("faina", "show"),
-                       ("faina", "sample"), ("faina", "tag"), ("missci", "download"), ("missci", "stats"),
-                       ("missci", "evaluate"), ("missci", "baseline"), ("missci", "sample"), ("missci", "report")]
+TORCH_FREE_FAILURES = [
+    ("faina", "evaluate"),
+    ("faina", "validate"),
+    ("faina", "stats"),
+    ("faina", "show"),
+    ("faina", "sample"),
+    ("faina", "tag"),
+    ("missci", "download"),
+    ("missci", "stats"),
+    ("missci", "evaluate"),
+    ("missci", "baseline"),
+    ("missci", "sample"),
+    ("missci", "report"),
+]
 
 
 @pytest.mark.parametrize("dataset, command", TORCH_FREE_FAILURES)
@@ -239,8 +309,11 @@ def test_failure_path_exits_2_with_one_error_line(dataset, command, tmp_path):
 @pytest.mark.parametrize("dataset, command", sorted(IN_PROCESS_FAILURES))
 def test_failure_path_of_a_model_command_exits_2_with_one_error_line(dataset, command, tmp_path, capsys):
     missing = tmp_path / "missing"
-    args = {"predict": [missing, tmp_path / "in.conll", tmp_path / "out.conll"], "export": [missing, tmp_path / "o"],
-            "predict-lora": [missing, "--out", tmp_path / "o.jsonl", "--data", "sample"]}[command]
+    args = {
+        "predict": [missing, tmp_path / "in.conll", tmp_path / "out.conll"],
+        "export": [missing, tmp_path / "o"],
+        "predict-lora": [missing, "--out", tmp_path / "o.jsonl", "--data", "sample"],
+    }[command]
     assert fallacy_cli.main([dataset, command, *map(str, args)]) == 2
     captured = capsys.readouterr()
     assert_one_error_line(captured.out, captured.err, IN_PROCESS_FAILURES[(dataset, command)])

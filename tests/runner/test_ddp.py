@@ -1,4 +1,5 @@
 """The same command runs under Lightning DDP: 2 CPU processes with the gloo backend."""
+
 from __future__ import annotations
 
 import json
@@ -14,10 +15,24 @@ from tests_paths import REPO
 @pytest.mark.slow
 def test_ddp_two_cpu_processes(tiny_encoder, small_sample, tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "train.py", "task=span-f", "trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2",
-               "trainer.max_epochs=1", "cv.num_folds=2", "callbacks=none", "logger=csv", "loader.batch_size=8",
-               f"paths.root_dir={tmp_path}", f"encoder.name_or_path={tiny_encoder}", "data=custom",
-               f"data.train_path={small_sample / 'sample.conll'}", "name=ddp"]
+    command = [
+        sys.executable,
+        "train.py",
+        "task=span-f",
+        "trainer=ddp",
+        "trainer.accelerator=cpu",
+        "trainer.devices=2",
+        "trainer.max_epochs=1",
+        "cv.num_folds=2",
+        "callbacks=none",
+        "logger=csv",
+        "loader.batch_size=8",
+        f"paths.root_dir={tmp_path}",
+        f"encoder.name_or_path={tiny_encoder}",
+        "data=custom",
+        f"data.train_path={small_sample / 'sample.conll'}",
+        "name=ddp",
+    ]
     result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "distributed_backend=gloo" in result.stderr + result.stdout or "gloo" in result.stderr + result.stdout

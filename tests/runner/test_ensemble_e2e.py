@@ -1,4 +1,5 @@
 """Ensembles and tuned decision rules through ``train.run`` and ``faina.predict`` on a tiny encoder."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,7 @@ from train import run
 @pytest.mark.slow  # trains two models and predicts in a subprocess (~25 s CPU)
 def test_cv_ensemble_trains_k_models_and_writes_the_ensembled_submission(make_cfg, small_sample, tmp_path, caplog):
     caplog.set_level(logging.INFO)
-    cfg = make_cfg("task=span-f", "cv=official", "cv.ensemble=2", "trainer.max_epochs=1",
-                   "model.module.o_bias=tuned")
+    cfg = make_cfg("task=span-f", "cv=official", "cv.ensemble=2", "trainer.max_epochs=1", "model.module.o_bias=tuned")
     run(cfg)
     exp = Path(cfg.paths.results_dir) / cfg.name
     folds = [json.loads((exp / f"fold{k}" / "metrics.json").read_text()) for k in range(2)]
@@ -48,8 +48,12 @@ def test_cv_ensemble_trains_k_models_and_writes_the_ensembled_submission(make_cf
     assert isinstance(model, MVMDEnsemble) and len(model) == 2 and len(meta["ensemble"]) == 2
     # the CLI given the results folder reproduces the runner's ensembled submission byte for byte
     out = tmp_path / "again.conll"
-    result = subprocess.run([sys.executable, "-m", "faina.predict", str(exp), str(small_sample / "sample-unlabelled.conll"),
-                             str(out)], capture_output=True, text=True, cwd=REPO)
+    result = subprocess.run(
+        [sys.executable, "-m", "faina.predict", str(exp), str(small_sample / "sample-unlabelled.conll"), str(out)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert result.returncode == 0, result.stderr
     assert out.read_bytes() == ensembled.read_bytes()
 
@@ -69,8 +73,13 @@ def read_split_posts(exp: Path, k: int) -> list[int]:
 
 @pytest.mark.slow  # trains two folds and predicts in a subprocess (~20 s CPU)
 def test_results_folder_ensemble_of_post_models_and_tuned_thresholds(make_cfg, small_sample, tmp_path):
-    cfg = make_cfg("task=post-f", "cv.num_folds=2", "trainer.max_epochs=1", "model.module.threshold=tuned",
-                   "model.module.min_dev_positives=2")
+    cfg = make_cfg(
+        "task=post-f",
+        "cv.num_folds=2",
+        "trainer.max_epochs=1",
+        "model.module.threshold=tuned",
+        "model.module.min_dev_positives=2",
+    )
     run(cfg)
     exp = Path(cfg.paths.results_dir) / cfg.name
     from safetensors.torch import load_file
@@ -85,8 +94,12 @@ def test_results_folder_ensemble_of_post_models_and_tuned_thresholds(make_cfg, s
     model, meta = load_predictor(exp)
     assert isinstance(model, MVMLEnsemble) and meta["level"] == "post"
     out = tmp_path / "pred.tsv"
-    result = subprocess.run([sys.executable, "-m", "faina.predict", str(exp), str(small_sample / "sample.tsv"), str(out)],
-                            capture_output=True, text=True, cwd=REPO)
+    result = subprocess.run(
+        [sys.executable, "-m", "faina.predict", str(exp), str(small_sample / "sample.tsv"), str(out)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert result.returncode == 0, result.stderr
     assert len(read_post_tsv(out).rows) == 60
 
@@ -101,8 +114,12 @@ def test_results_folder_with_an_unfinished_fold_is_one_clear_error(make_cfg, sma
     # a fold folder that was started but not finished counts as unfinished too
     shutil.copytree(exp / "fold0", exp / "fold1")
     (exp / "fold1" / "metrics.json").unlink()
-    result = subprocess.run([sys.executable, "-m", "faina.predict", str(exp), str(small_sample / "sample.tsv"),
-                             str(tmp_path / "p.tsv")], capture_output=True, text=True, cwd=REPO)
+    result = subprocess.run(
+        [sys.executable, "-m", "faina.predict", str(exp), str(small_sample / "sample.tsv"), str(tmp_path / "p.tsv")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("error: ") and "unfinished folds: fold1, fold2" in result.stderr
     # one finished fold folder still predicts on its own, as before

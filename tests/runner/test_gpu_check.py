@@ -1,4 +1,5 @@
 """scripts/gpu_check.sh: the plan it runs on a GPU, its table and exit status (exercised here on CPU)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -42,14 +43,29 @@ def test_unknown_step_is_refused(capsys):
 @pytest.mark.slow
 def test_cpu_run_prints_the_table_and_fails_loudly(tmp_path, tiny_encoder):
     """One real step on CPU (one batch per stage), then a step that fails: exit 1 and a FAILED row."""
-    base = [sys.executable, "scripts/gpu_check.py", "--cpu", "--fast", "--out", str(tmp_path),
-            "--set", f"encoder.name_or_path={tiny_encoder}", "--set", "loader.batch_size=4"]
+    base = [
+        sys.executable,
+        "scripts/gpu_check.py",
+        "--cpu",
+        "--fast",
+        "--out",
+        str(tmp_path),
+        "--set",
+        f"encoder.name_or_path={tiny_encoder}",
+        "--set",
+        "loader.batch_size=4",
+    ]
     done = subprocess.run([*base, "--only", "mvml"], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     row = next(line for line in done.stdout.splitlines() if line.startswith("| MVML"))
     assert "| ok |" in row and "strict avg F1 0." in row and "GiB RSS" in row
-    broken = subprocess.run([*base, "--only", "mvmd,vllm", "--set", "data.train_path=/nonexistent.conll"], cwd=REPO,
-                            capture_output=True, text=True, timeout=600)
+    broken = subprocess.run(
+        [*base, "--only", "mvmd,vllm", "--set", "data.train_path=/nonexistent.conll"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert broken.returncode == 1
     assert "| MVMD span-f, 1 fold (sample) | FAILED (2) |" in broken.stdout
     assert "| skipped | - | - | needs a GPU |" in broken.stdout

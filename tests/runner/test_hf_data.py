@@ -1,4 +1,5 @@
 """faina.data.hf_datasets: DatasetDict round trips, features cached by fingerprint, and data=hf training on a saved dataset."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,15 @@ def test_faina_corpora_round_trip_through_a_dataset_dict(small_sample):
     posts = read_post_tsv(small_sample / "sample.tsv", inventory)
     dataset_dict = to_dataset_dict(span, unlabelled)
     assert set(dataset_dict) == {"train", "test"} and len(dataset_dict["train"]) == 60
-    assert dataset_dict["train"].column_names == ["post_id", "post_date", "post_topic_keywords", "post_text", "tokens",
-                                                   "tags_a1", "tags_a2"]
+    assert dataset_dict["train"].column_names == [
+        "post_id",
+        "post_date",
+        "post_topic_keywords",
+        "post_text",
+        "tokens",
+        "tags_a1",
+        "tags_a2",
+    ]
     back = from_dataset_dict(dataset_dict, inventory)
     assert back["train"].posts == span.posts and back["test"].posts == unlabelled.posts
     assert any("|" in cell for row in dataset_dict["train"]["tags_a1"] for cell in row)  # overlapping spans kept
@@ -48,7 +56,11 @@ def test_cached_features_equal_the_direct_encoding_and_are_reused(small_sample, 
     assert (note1["cached"], note2["cached"]) == (False, True) and note1["file"] == note2["file"]
     key = "tags" if level == "span" else "labels"
     for a, b in zip(direct, second):
-        assert (a["input_ids"], a["word_starts"], a["post_index"]) == (b["input_ids"], b["word_starts"], b["post_index"])
+        assert (a["input_ids"], a["word_starts"], a["post_index"]) == (
+            b["input_ids"],
+            b["word_starts"],
+            b["post_index"],
+        )
         assert torch.equal(a[key], b[key]) and a[key].dtype == b[key].dtype
     # another setting (here: one view) -> another fingerprint, another file
     _, note3 = encode_cached(corpus, level, tokenizer, labels, 1, tmp_path)
@@ -73,8 +85,14 @@ def _save_dataset(folder: Path) -> Path:
         rows["view_one"].append([NAMES.index(t) for t in tags])
         rows["view_two"].append(tags)
         rows["lang"].append("it")
-    features = Features({"tokens": Sequence(Value("string")), "view_one": Sequence(ClassLabel(names=NAMES)),
-                         "view_two": Sequence(Value("string")), "lang": Value("string")})
+    features = Features(
+        {
+            "tokens": Sequence(Value("string")),
+            "view_one": Sequence(ClassLabel(names=NAMES)),
+            "view_two": Sequence(Value("string")),
+            "lang": Value("string"),
+        }
+    )
     dataset = Dataset.from_dict(rows, features=features)
     DatasetDict({"train": dataset, "test": dataset.select(range(6))}).save_to_disk(str(folder))
     return folder
@@ -94,8 +112,11 @@ def test_data_hf_trains_on_a_saved_dataset_and_reuses_its_features(make_cfg, tmp
     assert json.loads((fold / "model.json").read_text())["labels"] == ["Claim", "Insult"]
     assert "features of 24 posts tokenised" in caplog.text
     caplog.clear()
-    run(make_cfg("task=span-f", "debug=fast", "cv.num_folds=2", "data=hf", f"data.path={folder}", "name=again",
-                 sample=False))
+    run(
+        make_cfg(
+            "task=span-f", "debug=fast", "cv.num_folds=2", "data=hf", f"data.path={folder}", "name=again", sample=False
+        )
+    )
     assert "features of 24 posts read from the cache" in caplog.text
 
 

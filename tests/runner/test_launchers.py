@@ -1,4 +1,5 @@
 """Launchers and strategies compose with every trainer, and a submitit_local multirun really runs two jobs."""
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,14 @@ def test_every_launcher_composes_with_every_trainer(launcher, trainer):
 
 
 def test_slurm_ddp_asks_for_the_trainers_nodes_and_gpus():
-    cfg = compose_with_hydra("hydra/launcher=slurm_ddp", "trainer=ddp", "trainer.num_nodes=3", "trainer.devices=8",
-                             "hydra.launcher.gpus_per_node=8", "hydra.launcher.partition=gpu")
+    cfg = compose_with_hydra(
+        "hydra/launcher=slurm_ddp",
+        "trainer=ddp",
+        "trainer.num_nodes=3",
+        "trainer.devices=8",
+        "hydra.launcher.gpus_per_node=8",
+        "hydra.launcher.partition=gpu",
+    )
     launcher = OmegaConf.to_container(cfg.hydra.launcher, resolve=True)
     assert (launcher["nodes"], launcher["tasks_per_node"], launcher["gpus_per_node"]) == (3, 8, 8)
     assert launcher["partition"] == "gpu" and cfg.trainer.strategy == "ddp_find_unused_parameters_true"
@@ -64,11 +71,24 @@ def test_fsdp_strategy_is_built_with_llama_blocks_as_units():
 def test_submitit_local_multirun_runs_two_jobs(tmp_path, tiny_encoder, small_sample):
     """``-m hydra/launcher=submitit_local`` with two tasks: two submitit jobs, each trains and scores its fold."""
     sweep = tmp_path / "sweep"
-    command = [sys.executable, "train.py", "-m", "hydra/launcher=submitit_local", "task=post-c,post-f",
-               "debug=fast", "cv.folds=[0]", f"paths.root_dir={tmp_path}", f"encoder.name_or_path={tiny_encoder}",
-               "data=custom", f"data.train_path={small_sample / 'sample.tsv'}", "data.test_path=null",
-               "loader.batch_size=8", f"hydra.sweep.dir={sweep}", "hydra.launcher.timeout_min=30",
-               "hydra.launcher.cpus_per_task=1"]
+    command = [
+        sys.executable,
+        "train.py",
+        "-m",
+        "hydra/launcher=submitit_local",
+        "task=post-c,post-f",
+        "debug=fast",
+        "cv.folds=[0]",
+        f"paths.root_dir={tmp_path}",
+        f"encoder.name_or_path={tiny_encoder}",
+        "data=custom",
+        f"data.train_path={small_sample / 'sample.tsv'}",
+        "data.test_path=null",
+        "loader.batch_size=8",
+        f"hydra.sweep.dir={sweep}",
+        "hydra.launcher.timeout_min=30",
+        "hydra.launcher.cpus_per_task=1",
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1500, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]

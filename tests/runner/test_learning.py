@@ -1,4 +1,5 @@
 """With the offline MiniLM encoder, a short training run on synthetic posts learns: F1 rises well above untrained."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,13 @@ def fold_f1(cfg) -> float:
 @pytest.mark.parametrize("task", ["span-f", "post-f"])
 def test_training_beats_an_untrained_model(make_cfg, learning_sample, task):
     ext = "conll" if task.startswith("span") else "tsv"
-    common = [f"task={task}", "cv.folds=[0]", "loader.batch_size=16", "data=custom",
-              f"data.train_path={learning_sample / f'sample.{ext}'}"]
+    common = [
+        f"task={task}",
+        "cv.folds=[0]",
+        "loader.batch_size=16",
+        "data=custom",
+        f"data.train_path={learning_sample / f'sample.{ext}'}",
+    ]
     untrained = make_cfg(*common, "trainer.max_epochs=0", "name=untrained", sample=False, tiny=False)
     run(untrained)
     trained = make_cfg(*common, "trainer.max_epochs=3", "name=trained", sample=False, tiny=False)

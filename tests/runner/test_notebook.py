@@ -1,4 +1,5 @@
 """notebooks/compare_folds.ipynb runs on the results of a small run and draws its figures."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,8 +36,12 @@ def test_label_variation_notebook_executes(make_cfg, monkeypatch, small_sample):
     NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}).execute()
     outputs = "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "sample.conll: 60 posts, 2 views" in outputs and "1 experiment(s)" in outputs
-    shown = "".join(str(o.get("data", {}).get("text/plain", "")) for c in notebook.cells if c.cell_type == "code"
-                    for o in c.get("outputs", []))
+    shown = "".join(
+        str(o.get("data", {}).get("text/plain", ""))
+        for c in notebook.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+    )
     assert "human ceiling" in shown and "debug-span-f" in shown
     assert (results / "figures" / "label_overlap_all.png").stat().st_size > 1000
     assert (results / "figures" / "model_vs_annotator_f1.png").stat().st_size > 1000

@@ -4,6 +4,7 @@ A tiny span-f run (2 folds) and post-f run (1 fold) are trained once with fast_d
 way of predicting must write the one ``probabilities.jsonl`` layout, and the soft-label scores of a fold's
 ``metrics.json`` must be what ``faina.evaluate --soft`` computes from the fold's files.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,10 +28,19 @@ def _train(root: Path, encoder: str, sample: Path, task: str, *overrides: str) -
     register_config_resolvers()
     ext = "conll" if task.startswith("span") else "tsv"
     with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
-        cfg = compose(config_name="train", overrides=[
-            f"paths.root_dir={root}", f"task={task}", "debug=fast", "loader.batch_size=8",
-            f"encoder.name_or_path={encoder}", "data=custom", f"data.train_path={sample / ('sample.' + ext)}",
-            *overrides])
+        cfg = compose(
+            config_name="train",
+            overrides=[
+                f"paths.root_dir={root}",
+                f"task={task}",
+                "debug=fast",
+                "loader.batch_size=8",
+                f"encoder.name_or_path={encoder}",
+                "data=custom",
+                f"data.train_path={sample / ('sample.' + ext)}",
+                *overrides,
+            ],
+        )
     run(cfg)
     return Path(cfg.paths.results_dir) / cfg.name
 
@@ -38,8 +48,11 @@ def _train(root: Path, encoder: str, sample: Path, task: str, *overrides: str) -
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, tiny_encoder, small_sample):
     root = tmp_path_factory.mktemp("probabilities")
-    return {"root": root, "span": _train(root, tiny_encoder, small_sample, "span-f", "cv.num_folds=2"),
-            "post": _train(root, tiny_encoder, small_sample, "post-f", "cv.folds=[0]")}
+    return {
+        "root": root,
+        "span": _train(root, tiny_encoder, small_sample, "span-f", "cv.num_folds=2"),
+        "post": _train(root, tiny_encoder, small_sample, "post-f", "cv.folds=[0]"),
+    }
 
 
 def test_every_fold_writes_probabilities_beside_its_predictions(runs):
@@ -68,8 +81,19 @@ def test_fold_soft_scores_are_what_evaluate_soft_computes_from_the_fold_files(ru
     assert set(soft["perspectivist"]["error_rate"]) == {"a1", "a2", "avg"}
     ext = "conll" if level == "span" else "tsv"
     task = "span-fine" if level == "span" else "post-fine"
-    scores = evaluate_main(["-T", task, "-G", str(fold / f"gold.{ext}"), "-P", str(fold / f"predictions.{ext}"),
-                            "--soft", str(fold / "probabilities.jsonl"), "--json"])
+    scores = evaluate_main(
+        [
+            "-T",
+            task,
+            "-G",
+            str(fold / f"gold.{ext}"),
+            "-P",
+            str(fold / f"predictions.{ext}"),
+            "--soft",
+            str(fold / "probabilities.jsonl"),
+            "--json",
+        ]
+    )
     assert scores["strict"] == metrics["test"]["strict"]  # the hard scores do not move
     assert scores["soft_labels"]["prior_from"] == "gold"
     for measure in ("cross_entropy", "manhattan", "ece"):
@@ -77,8 +101,18 @@ def test_fold_soft_scores_are_what_evaluate_soft_computes_from_the_fold_files(ru
         assert scores["soft_labels"]["oracle"][measure] == pytest.approx(soft["oracle"][measure], abs=1e-6)
     assert scores["soft_labels"]["perspectivist"] == soft["perspectivist"]
     capsys.readouterr()
-    evaluate_main(["-T", task, "-G", str(fold / f"gold.{ext}"), "-P", str(fold / f"predictions.{ext}"),
-                   "--soft", str(fold / "probabilities.jsonl")])
+    evaluate_main(
+        [
+            "-T",
+            task,
+            "-G",
+            str(fold / f"gold.{ext}"),
+            "-P",
+            str(fold / f"predictions.{ext}"),
+            "--soft",
+            str(fold / "probabilities.jsonl"),
+        ]
+    )
     table = capsys.readouterr().out
     assert "[soft labels]" in table and "cross-entropy" in table and "[perspectivist] error rate" in table
 
@@ -93,16 +127,33 @@ def test_predict_writes_the_same_probabilities_as_the_fold_and_ensembles_write_t
         assert np.allclose(a.values, b.values, atol=1e-4)
     assert (tmp_path / "again.conll").read_text() == (fold / "predictions.conll").read_text()
     ensemble_out = tmp_path / "ensemble.jsonl"
-    predict_main([str(runs["span"]), str(fold / "gold.conll"), str(tmp_path / "ensemble.conll"),
-                  "--probabilities", str(ensemble_out)])
+    predict_main(
+        [
+            str(runs["span"]),
+            str(fold / "gold.conll"),
+            str(tmp_path / "ensemble.conll"),
+            "--probabilities",
+            str(ensemble_out),
+        ]
+    )
     ensemble = read_probabilities(ensemble_out)
     assert ensemble.views == original.views and len(ensemble) == len(original)
 
 
 def test_tag_writes_probabilities_of_raw_posts(runs, tmp_path, capsys):
     out = tmp_path / "tagged.jsonl"
-    tag_main([str(runs["post"] / "fold0"), "--text", "I soliti politici ci rubano tutto", "--text", "Ciao",
-              "--json", "--probabilities", str(out)])
+    tag_main(
+        [
+            str(runs["post"] / "fold0"),
+            "--text",
+            "I soliti politici ci rubano tutto",
+            "--text",
+            "Ciao",
+            "--json",
+            "--probabilities",
+            str(out),
+        ]
+    )
     capsys.readouterr()
     tagged = read_probabilities(out)
     assert [p.post_id for p in tagged.posts] == ["1", "2"] and tagged.level == "post"
@@ -114,12 +165,32 @@ def test_evaluate_soft_refuses_probabilities_of_other_posts(runs, tmp_path, caps
     shorter = tmp_path / "shorter.jsonl"
     shorter.write_text("\n".join(lines[:-1]) + "\n")
     with pytest.raises(SystemExit) as stopped:
-        evaluate_main(["-T", "span-fine", "-G", str(fold / "gold.conll"), "-P", str(fold / "predictions.conll"),
-                       "--soft", str(shorter)])
+        evaluate_main(
+            [
+                "-T",
+                "span-fine",
+                "-G",
+                str(fold / "gold.conll"),
+                "-P",
+                str(fold / "predictions.conll"),
+                "--soft",
+                str(shorter),
+            ]
+        )
     assert stopped.value.code == 2
     error = capsys.readouterr().err
     assert "shorter.jsonl" in error and f"has {len(lines) - 1} posts, the gold file {len(lines)}" in error
     with pytest.raises(SystemExit):
-        evaluate_main(["-T", "span-coarse", "-G", str(fold / "gold.conll"), "-P", str(fold / "predictions.conll"),
-                       "--soft", str(fold / "probabilities.jsonl")])
+        evaluate_main(
+            [
+                "-T",
+                "span-coarse",
+                "-G",
+                str(fold / "gold.conll"),
+                "-P",
+                str(fold / "predictions.conll"),
+                "--soft",
+                str(fold / "probabilities.jsonl"),
+            ]
+        )
     assert "a coarse task needs a coarse model" in capsys.readouterr().err

@@ -1,4 +1,5 @@
 """``data.targets``: an aggregated model trains one view, is scored against every gold view, has its own folder."""
+
 from __future__ import annotations
 
 import json
@@ -21,13 +22,17 @@ def test_union_target_predicts_one_view_scored_against_both(make_cfg, task):
     fold = Path(cfg.paths.results_dir) / cfg.name / "fold0"
     ext = "conll" if task.startswith("span") else "tsv"
     read = read_conll if ext == "conll" else read_post_tsv
-    assert read(fold / f"gold.{ext}").num_views == 2       # gold keeps every annotator
+    assert read(fold / f"gold.{ext}").num_views == 2  # gold keeps every annotator
     assert read(fold / f"predictions.{ext}").num_views == 1  # one aggregated prediction
     saved = json.loads((fold / "metrics.json").read_text())
     assert set(saved["test"]["strict"]) == {"a1", "a2", "avg"}
     exact = ext == "conll"
-    assert evaluate_files(cfg.task.eval_task, fold / f"gold.{ext}", fold / f"predictions.{ext}", one_pred=True,
-                          exact=exact) == saved["test"]
+    assert (
+        evaluate_files(
+            cfg.task.eval_task, fold / f"gold.{ext}", fold / f"predictions.{ext}", one_pred=True, exact=exact
+        )
+        == saved["test"]
+    )
 
 
 def test_majority_with_two_views_stops_with_one_message(make_cfg):

@@ -1,4 +1,5 @@
 """``train.run`` end to end on a small synthetic sample with a tiny encoder: every task, outputs, CV logic."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,11 @@ TASKS = ["post-c", "post-f", "span-c", "span-f"]
 def test_fast_dev_run_writes_evaluable_predictions(make_cfg, task):
     cfg = make_cfg(f"task={task}", "debug=fast", "cv.folds=[0]")
     metrics = run(cfg)
-    fold = REPO.joinpath(cfg.paths.results_dir) if False else __import__("pathlib").Path(cfg.paths.results_dir) / cfg.name / "fold0"
+    fold = (
+        REPO.joinpath(cfg.paths.results_dir)
+        if False
+        else __import__("pathlib").Path(cfg.paths.results_dir) / cfg.name / "fold0"
+    )
     ext = "conll" if task.startswith("span") else "tsv"
     gold, pred = fold / f"gold.{ext}", fold / f"predictions.{ext}"
     assert gold.is_file() and pred.is_file() and (fold / "metrics.json").is_file()
@@ -69,8 +74,9 @@ def test_same_seed_same_numbers(make_cfg, tmp_path):
         cfg = make_cfg("task=span-c", "cv.folds=[0]", "trainer.max_epochs=1", f"name=det-{name}")
         run(cfg)
         fold = __import__("pathlib").Path(cfg.paths.results_dir) / cfg.name / "fold0"
-        results.append((json.loads((fold / "metrics.json").read_text())["test"],
-                        (fold / "predictions.conll").read_bytes()))
+        results.append(
+            (json.loads((fold / "metrics.json").read_text())["test"], (fold / "predictions.conll").read_bytes())
+        )
     assert results[0] == results[1]
 
 
@@ -85,8 +91,12 @@ def test_official_mode_writes_a_submission_and_predict_cli_reproduces_it(make_cf
     unlabelled = read_conll(small_sample / "sample-unlabelled.conll")
     assert corpus.labelled and [p.tokens for p in corpus.posts] == [p.tokens for p in unlabelled.posts]
     out = tmp_path / "again.conll"
-    result = subprocess.run([sys.executable, "-m", "faina.predict", str(fold), str(small_sample / "sample-unlabelled.conll"),
-                             str(out)], capture_output=True, text=True, cwd=REPO)
+    result = subprocess.run(
+        [sys.executable, "-m", "faina.predict", str(fold), str(small_sample / "sample-unlabelled.conll"), str(out)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert result.returncode == 0, result.stderr
     assert out.read_bytes() == submission.read_bytes()
 
@@ -139,14 +149,22 @@ def test_interrupted_fold_resumes_from_its_last_checkpoint(make_cfg, monkeypatch
     straight = make_cfg("task=post-c", "cv.folds=[0]", "trainer.max_epochs=3", "name=straight")
     run(straight)
     other = fold.parent.parent / "straight" / "fold0"
-    assert json.loads((other / "metrics.json").read_text())["test"] == json.loads((fold / "metrics.json").read_text())["test"]
+    assert (
+        json.loads((other / "metrics.json").read_text())["test"]
+        == json.loads((fold / "metrics.json").read_text())["test"]
+    )
     for name in ("predictions.tsv", "model.safetensors"):
         assert (other / name).read_bytes() == (fold / name).read_bytes(), name
 
 
 def test_train_cli_user_error_is_one_line_exit_2(tmp_path):
-    result = subprocess.run([sys.executable, "train.py", "data=faina", f"paths.root_dir={tmp_path}"], cwd=REPO,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "train.py", "data=faina", f"paths.root_dir={tmp_path}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith("error: ")

@@ -1,4 +1,5 @@
 """One tiny trained span-f run (2 folds) and the export of its fold0, shared by the loader tests here."""
+
 from __future__ import annotations
 
 import pytest

@@ -5,6 +5,7 @@ tampered one (a hostile ``_target_`` in it) makes the rerun refuse, with one mes
 ``config.yaml`` is never read back on a rerun (it is a record for people and for the model card, read with
 ``yaml.safe_load``): a tampered one is ignored and replaced by the run's own config.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,14 @@ def rerun(trained, tmp_path):
     shutil.copytree(trained["run"], exp_dir)
     saved = json.loads((exp_dir / "experiment.json").read_text(encoding="utf-8"))
     # the one setting of the identity that follows the root folder (the zero-shot mode's output folder)
-    cfg = compose_run(root, trained["encoder"], trained["sample"], "span-f", "cv.num_folds=2",
-                      f"task.zero_shot.output_dir={saved['task']['zero_shot']['output_dir']}")
+    cfg = compose_run(
+        root,
+        trained["encoder"],
+        trained["sample"],
+        "span-f",
+        "cv.num_folds=2",
+        f"task.zero_shot.output_dir={saved['task']['zero_shot']['output_dir']}",
+    )
     return cfg, exp_dir
 
 
@@ -67,7 +74,9 @@ def test_a_tampered_config_yaml_is_ignored_and_replaced(rerun, tmp_path):
     victim.write_text("keep me\n", encoding="utf-8")
     (exp_dir / "config.yaml").write_text(
         f"model:\n  module:\n    optimizer: !!python/object/apply:os.remove [{str(victim)!r}]\n"
-        f"trainer:\n  _target_: pathlib.Path.unlink\n  _args_: [{str(victim)!r}]\n", encoding="utf-8")
+        f"trainer:\n  _target_: pathlib.Path.unlink\n  _args_: [{str(victim)!r}]\n",
+        encoding="utf-8",
+    )
     run(cfg)  # the finished folds are reused
     assert victim.read_text(encoding="utf-8") == "keep me\n"
     rewritten = yaml.safe_load((exp_dir / "config.yaml").read_text(encoding="utf-8"))

@@ -6,6 +6,7 @@ victim file) and one hostile node per family of target, in model.json (as earlie
 naming the file and the field, nothing is called (tripwires) and the victim file is untouched. Folders of the
 earlier release still load and predict exactly what today's do.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,7 +49,9 @@ def legacy_model_json(trained) -> dict:
     today = json.loads((trained["run"] / "fold0" / "model.json").read_text(encoding="utf-8"))
     config = yaml.safe_load((trained["run"] / "config.yaml").read_text(encoding="utf-8"))
     return {key: today[key] for key in ("task", "level", "grain", "labels", "num_views", "labels_inventory")} | {
-        "model": config["model"], "encoder": config["encoder"]}
+        "model": config["model"],
+        "encoder": config["encoder"],
+    }
 
 
 def write_json(path: Path, content: dict) -> Path:
@@ -76,10 +79,21 @@ def test_the_issue_folder_ends_in_one_message_and_the_victim_survives(trained, l
     meta["model"]["module"]["optimizer"] = issue_payload(victim)
     write_json(legacy_fold / "model.json", meta)
     out = tmp_path / "out.conll"
-    done = subprocess.run([sys.executable, "-m", "faina.predict", str(legacy_fold),
-                           str(trained["sample"] / "sample-unlabelled.conll"), str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "faina.predict",
+            str(legacy_fold),
+            str(trained["sample"] / "sample-unlabelled.conll"),
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)},
+    )
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
@@ -149,27 +163,30 @@ def test_a_fold_folder_of_the_earlier_release_predicts_what_todays_predicts(trai
     assert meta["model"]["optimizer"]["name"] == "adamw" and "_target_" not in json.dumps(meta)
 
 
-@pytest.mark.parametrize("key, value, field", [
-    ("num_views", 0, "num_views"),
-    ("num_views", True, "num_views"),
-    ("num_views", 10**6, "num_views"),
-    ("level", "word", "level"),
-    ("model.optimizer.lr", -1.0, "model.optimizer.lr"),
-    ("model.optimizer.lr", "1e-4", "model.optimizer.lr"),
-    ("model.optimizer.name", "lbfgs", "model.optimizer.name"),
-    ("model.scheduler.cut_frac", 1.5, "model.scheduler.cut_frac"),
-    ("model.dropout", 1.0, "model.dropout"),
-    ("model.module.o_bias", [1], "model.module.o_bias"),
-    ("model.module.threshold", 0.5, "model.module.threshold"),  # an MVML setting in an MVMD model
-    ("model.module.loss_weights", [1.0], "loss_weights"),
-    ("model.architecture", "models.mvmd.MVMD", "model.architecture"),
-    ("encoder.max_length", 0, "encoder.max_length"),
-    ("encoder._target_", "models.encoder.ChunkedEncoder", "encoder._target_"),
-    ("encoder.trust_remote_code", True, "encoder.trust_remote_code"),
-    ("labels", ["Vagueness", "Vagueness"], "labels"),
-    ("labels", ["No such label"], "labels"),
-    ("labels_inventory", 3, "labels_inventory"),
-])
+@pytest.mark.parametrize(
+    "key, value, field",
+    [
+        ("num_views", 0, "num_views"),
+        ("num_views", True, "num_views"),
+        ("num_views", 10**6, "num_views"),
+        ("level", "word", "level"),
+        ("model.optimizer.lr", -1.0, "model.optimizer.lr"),
+        ("model.optimizer.lr", "1e-4", "model.optimizer.lr"),
+        ("model.optimizer.name", "lbfgs", "model.optimizer.name"),
+        ("model.scheduler.cut_frac", 1.5, "model.scheduler.cut_frac"),
+        ("model.dropout", 1.0, "model.dropout"),
+        ("model.module.o_bias", [1], "model.module.o_bias"),
+        ("model.module.threshold", 0.5, "model.module.threshold"),  # an MVML setting in an MVMD model
+        ("model.module.loss_weights", [1.0], "loss_weights"),
+        ("model.architecture", "models.mvmd.MVMD", "model.architecture"),
+        ("encoder.max_length", 0, "encoder.max_length"),
+        ("encoder._target_", "models.encoder.ChunkedEncoder", "encoder._target_"),
+        ("encoder.trust_remote_code", True, "encoder.trust_remote_code"),
+        ("labels", ["Vagueness", "Vagueness"], "labels"),
+        ("labels", ["No such label"], "labels"),
+        ("labels_inventory", 3, "labels_inventory"),
+    ],
+)
 def test_a_wrong_model_json_field_is_one_message_naming_it(trained, tmp_path, key, value, field):
     folder = copy_of(trained["run"] / "fold0", tmp_path)
     meta = json.loads((folder / "model.json").read_text(encoding="utf-8"))
@@ -201,12 +218,15 @@ def _rewrite_weights(folder: Path, change) -> None:
     save_file(state, str(folder / "model.safetensors"))
 
 
-@pytest.mark.parametrize("change, expected", [
-    (lambda s: s.update({"decoders.projection.weight": s["decoders.projection.weight"][:-3]}), "has shape"),
-    (lambda s: s.update({"extra.weight": torch.zeros(2)}), "'extra.weight'"),
-    (lambda s: s.pop("decoders.projection.bias"), "do not fit"),
-    (lambda s: s["decoders.projection.bias"].fill_(float("nan")), "NaN"),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (lambda s: s.update({"decoders.projection.weight": s["decoders.projection.weight"][:-3]}), "has shape"),
+        (lambda s: s.update({"extra.weight": torch.zeros(2)}), "'extra.weight'"),
+        (lambda s: s.pop("decoders.projection.bias"), "do not fit"),
+        (lambda s: s["decoders.projection.bias"].fill_(float("nan")), "NaN"),
+    ],
+)
 def test_weights_that_do_not_fit_the_config_are_one_message(trained, tmp_path, change, expected):
     folder = copy_of(trained["run"] / "fold0", tmp_path)
     _rewrite_weights(folder, change)
@@ -225,14 +245,17 @@ def test_a_pickle_in_place_of_the_weights_is_never_unpickled(trained, tmp_path, 
     assert calls == []
 
 
-@pytest.mark.parametrize("key, value, field", [
-    ("thresholds", {"threshold": 1.5}, "thresholds.threshold"),
-    ("views", ["b1"], "views"),
-    ("encoder.path", "../../elsewhere", "encoder.path"),
-    ("encoder.max_length", -5, "encoder.max_length"),
-    ("module.min_dev_spans", -1, "module.min_dev_spans"),
-    ("format_version", 99, "newer"),
-])
+@pytest.mark.parametrize(
+    "key, value, field",
+    [
+        ("thresholds", {"threshold": 1.5}, "thresholds.threshold"),
+        ("views", ["b1"], "views"),
+        ("encoder.path", "../../elsewhere", "encoder.path"),
+        ("encoder.max_length", -5, "encoder.max_length"),
+        ("module.min_dev_spans", -1, "module.min_dev_spans"),
+        ("format_version", 99, "newer"),
+    ],
+)
 def test_a_wrong_exported_config_field_is_one_message_naming_it(trained, tmp_path, key, value, field):
     folder = copy_of(trained["exported"], tmp_path)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
@@ -249,7 +272,9 @@ def test_an_encoder_folder_with_custom_code_is_refused_without_running_it(traine
     marker = tmp_path / "ran"
     (folder / "encoder" / "configuration_evil.py").write_text(
         f"open({str(marker)!r}, 'w').write('ran')\nfrom transformers import BertConfig\n"
-        "class EvilConfig(BertConfig):\n    model_type = 'evil'\n", encoding="utf-8")
+        "class EvilConfig(BertConfig):\n    model_type = 'evil'\n",
+        encoding="utf-8",
+    )
     config = json.loads((folder / "encoder" / "config.json").read_text(encoding="utf-8"))
     config["auto_map"] = {"AutoConfig": "configuration_evil.EvilConfig"}
     config["model_type"] = "evil"
@@ -261,8 +286,7 @@ def test_an_encoder_folder_with_custom_code_is_refused_without_running_it(traine
 
 def test_a_label_inventory_with_python_tags_is_refused_without_running_them(trained, tmp_path, victim):
     folder = copy_of(trained["exported"], tmp_path)
-    (folder / "labels.yaml").write_text(f"fine: !!python/object/apply:os.remove [{str(victim)!r}]\n",
-                                        encoding="utf-8")
+    (folder / "labels.yaml").write_text(f"fine: !!python/object/apply:os.remove [{str(victim)!r}]\n", encoding="utf-8")
     with pytest.raises(UserError, match="labels.yaml"):
         load_exported(folder)
     assert victim.read_text(encoding="utf-8") == VICTIM_TEXT

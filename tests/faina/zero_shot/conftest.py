@@ -1,4 +1,5 @@
 """Fixtures of the zero-shot tests: Faina's inventory and definitions, and parsers for each task level."""
+
 from __future__ import annotations
 
 import pytest

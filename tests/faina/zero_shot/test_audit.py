@@ -1,4 +1,5 @@
 """The output audit: kinds of outputs and traits of answers (the Faina paper's Figures 5-6)."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,10 +28,18 @@ def audits(make_parser):
 
 def test_output_kinds(audits):
     kinds = {name: audit.kind for name, audit in audits.items()}
-    assert kinds == {"clean": "answer_only", "cue": "answer_only", "explained": "answer_only",
-                     "wrong_label": "answer_only", "repeated": "answer_only",
-                     "continuation": "answer_and_instructions", "echo": "instructions_only",
-                     "chat_marker": "instructions_only", "nothing": "nothing", "empty": "nothing"}
+    assert kinds == {
+        "clean": "answer_only",
+        "cue": "answer_only",
+        "explained": "answer_only",
+        "wrong_label": "answer_only",
+        "repeated": "answer_only",
+        "continuation": "answer_and_instructions",
+        "echo": "instructions_only",
+        "chat_marker": "instructions_only",
+        "nothing": "nothing",
+        "empty": "nothing",
+    }
 
 
 def test_answer_traits(audits):
@@ -50,15 +59,25 @@ def test_answer_text_is_not_mistaken_for_instructions():
 
 def test_summary_shares_and_counts(make_parser):
     parser = make_parser()
-    texts = [OUTPUTS[name] for name in ("clean", "explained", "repeated", "continuation", "echo", "nothing",
-                                        "wrong_label", "cue")]
+    texts = [
+        OUTPUTS[name]
+        for name in ("clean", "explained", "repeated", "continuation", "echo", "nothing", "wrong_label", "cue")
+    ]
     parsed = [parser.parse(t, num_tokens=10) for t in texts]
     summary = summarise_audit(texts, parsed)
     assert summary["outputs"] == 8 and summary["answers"] == 6
-    assert summary["output_kinds"] == {"answer_only": 5 / 8, "instructions_only": 1 / 8,
-                                       "answer_and_instructions": 1 / 8, "nothing": 1 / 8}
-    assert summary["answer_traits"] == {"requested_format": 4 / 6, "explanations": 1 / 6,
-                                        "labels_outside_inventory": 1 / 6, "repetitions": 1 / 6}
+    assert summary["output_kinds"] == {
+        "answer_only": 5 / 8,
+        "instructions_only": 1 / 8,
+        "answer_and_instructions": 1 / 8,
+        "nothing": 1 / 8,
+    }
+    assert summary["answer_traits"] == {
+        "requested_format": 4 / 6,
+        "explanations": 1 / 6,
+        "labels_outside_inventory": 1 / 6,
+        "repetitions": 1 / 6,
+    }
     assert summary["parser_counts"]["repeated"] == 1 and summary["parser_counts"]["unknown_label"] == 1
     assert summary["unknown_labels"] == {"False dichotomy": 1}
     assert summary["posts_with_predictions"] == 5

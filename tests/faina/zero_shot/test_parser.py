@@ -1,4 +1,5 @@
 """The answer parser on messy outputs: what it keeps, what it repairs and what it counts."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,27 +9,30 @@ from faina.formats.records import Span
 from faina.zero_shot.parser import LabelMatcher
 
 
-@pytest.mark.parametrize("written,label", [
-    ("Loaded-language", "Loaded-language"),
-    ("loaded language", "Loaded-language"),
-    ("LOADED_LANGUAGE", "Loaded-language"),
-    ("Name calling", "Name-calling-or-labelling"),
-    ("Name-calling-or-labeling", "Name-calling-or-labelling"),
-    ("name calling / labelling", None),  # split into two items by the parser, not by the matcher
-    ("Thought-terminating clichés", "Thought-terminating-cliches"),
-    ("Thought terminating cliche", "Thought-terminating-cliches"),
-    ("Hasty generalisation", "Hasty-generalization"),
-    ("Straw man fallacy", "Strawman"),
-    ("Slogans", "Slogan"),
-    ("**Doubt**", "Doubt"),
-    ("Red herring", "Red-herring"),
-    ("Evading the burden of proof", "Evading-the-burden-of-proof"),
-    ("burden of proof", "Evading-the-burden-of-proof"),
-    ("Appeal to", None),        # ambiguous: authority or emotion
-    ("Appeal to fear", None),   # not in the inventory
-    ("False dichotomy", None),
-    ("Label", None),            # the answer-format placeholder copied
-])
+@pytest.mark.parametrize(
+    "written,label",
+    [
+        ("Loaded-language", "Loaded-language"),
+        ("loaded language", "Loaded-language"),
+        ("LOADED_LANGUAGE", "Loaded-language"),
+        ("Name calling", "Name-calling-or-labelling"),
+        ("Name-calling-or-labeling", "Name-calling-or-labelling"),
+        ("name calling / labelling", None),  # split into two items by the parser, not by the matcher
+        ("Thought-terminating clichés", "Thought-terminating-cliches"),
+        ("Thought terminating cliche", "Thought-terminating-cliches"),
+        ("Hasty generalisation", "Hasty-generalization"),
+        ("Straw man fallacy", "Strawman"),
+        ("Slogans", "Slogan"),
+        ("**Doubt**", "Doubt"),
+        ("Red herring", "Red-herring"),
+        ("Evading the burden of proof", "Evading-the-burden-of-proof"),
+        ("burden of proof", "Evading-the-burden-of-proof"),
+        ("Appeal to", None),  # ambiguous: authority or emotion
+        ("Appeal to fear", None),  # not in the inventory
+        ("False dichotomy", None),
+        ("Label", None),  # the answer-format placeholder copied
+    ],
+)
 def test_label_variants_map_to_the_inventory(inventory, definitions, written, label):
     assert LabelMatcher(inventory.fine, definitions).match(written)[0] == label
 
@@ -59,22 +63,26 @@ def test_none_answer(make_parser):
 
 
 def test_prompt_continuation_keeps_only_bracket_items(make_parser):
-    output = ("[4-6 = Doubt]\n\nPost:\n1\tStudio\n2\tamericano\n\nAnswer format:\nWrite one item per fallacy, "
-              "in the form [first-last = Label] ... Write [None] if the post contains no fallacy.")
+    output = (
+        "[4-6 = Doubt]\n\nPost:\n1\tStudio\n2\tamericano\n\nAnswer format:\nWrite one item per fallacy, "
+        "in the form [first-last = Label] ... Write [None] if the post contains no fallacy."
+    )
     parsed = make_parser().parse(output, num_tokens=8)
     assert parsed.predictions == (Span(4, 6, "Doubt"),)
-    assert parsed.counts["malformed"] == 1          # the copied template item
+    assert parsed.counts["malformed"] == 1  # the copied template item
     assert parsed.counts["none"] == 1 and parsed.counts["none_with_items"] == 1
     assert parsed.said_none
 
 
 def test_explanations_and_mentions_outside_brackets_are_ignored(make_parser):
-    output = ("The post uses Loaded language (\"sciagura\") and is also an Appeal to emotion.\n"
-              "[12-12 = Loaded language] because the word is emotionally charged.")
+    output = (
+        'The post uses Loaded language ("sciagura") and is also an Appeal to emotion.\n'
+        "[12-12 = Loaded language] because the word is emotionally charged."
+    )
     parsed = make_parser().parse(output, num_tokens=20)
     assert parsed.predictions == (Span(12, 12, "Loaded-language"),)
     assert parsed.counts["label_normalised"] == 1
-    assert parsed.counts["outside_mentions"] == 2   # Loaded language, Appeal to emotion in the prose
+    assert parsed.counts["outside_mentions"] == 2  # Loaded language, Appeal to emotion in the prose
 
 
 def test_wrong_labels_are_counted_and_dropped(make_parser):
@@ -98,16 +106,16 @@ def test_overlapping_spans_of_one_label_are_merged(make_parser):
 
 def test_out_of_range_indices_are_clipped(make_parser):
     parsed = make_parser(out_of_range="clip").parse(
-        "[0-2 = Doubt] [8-15 = Slogan] [11-14 = Vagueness] [9-7 = Strawman]", num_tokens=10)
+        "[0-2 = Doubt] [8-15 = Slogan] [11-14 = Vagueness] [9-7 = Strawman]", num_tokens=10
+    )
     assert parsed.predictions == (Span(1, 2, "Doubt"), Span(7, 9, "Strawman"), Span(8, 10, "Slogan"))
     assert parsed.counts["out_of_range_clipped"] == 2
-    assert parsed.counts["out_of_range_rejected"] == 1   # 11-14 lies wholly after the last token
+    assert parsed.counts["out_of_range_rejected"] == 1  # 11-14 lies wholly after the last token
     assert parsed.counts["reversed_range"] == 1
 
 
 def test_out_of_range_indices_are_rejected(make_parser):
-    parsed = make_parser(out_of_range="reject").parse("[0-2 = Doubt] [8-15 = Slogan] [3-4 = Doubt]",
-                                                      num_tokens=10)
+    parsed = make_parser(out_of_range="reject").parse("[0-2 = Doubt] [8-15 = Slogan] [3-4 = Doubt]", num_tokens=10)
     assert parsed.predictions == (Span(3, 4, "Doubt"),)
     assert parsed.counts["out_of_range_rejected"] == 2
 
@@ -120,8 +128,12 @@ def test_unknown_out_of_range_policy_is_a_user_error(make_parser):
 def test_tolerated_span_spellings(make_parser):
     output = "1. [3 – 5 = Slogan]\n2. [7 to 8: Doubt]\n3. [9 = Vagueness]\n4. [2-3 = Slogan, Doubt]"
     parsed = make_parser().parse(output, num_tokens=10)
-    assert parsed.predictions == (Span(2, 3, "Doubt"), Span(2, 5, "Slogan"), Span(7, 8, "Doubt"),
-                                  Span(9, 9, "Vagueness"))
+    assert parsed.predictions == (
+        Span(2, 3, "Doubt"),
+        Span(2, 5, "Slogan"),
+        Span(7, 8, "Doubt"),
+        Span(9, 9, "Vagueness"),
+    )
 
 
 def test_span_items_without_indices_and_placeholders(make_parser):
@@ -133,7 +145,8 @@ def test_span_items_without_indices_and_placeholders(make_parser):
 
 def test_post_answers(make_parser):
     parsed = make_parser("post").parse(
-        '["Slogan", "Doubt"] [slogan] [3-4 = Red herring] [Appeal to fear] Slogan outside', num_tokens=None)
+        '["Slogan", "Doubt"] [slogan] [3-4 = Red herring] [Appeal to fear] Slogan outside', num_tokens=None
+    )
     assert parsed.predictions == ("Doubt", "Red-herring", "Slogan")
     assert parsed.counts["repeated"] == 1 and parsed.counts["indices_ignored"] == 1
     assert parsed.counts["unknown_label"] == 1 and parsed.counts["outside_mentions"] == 1

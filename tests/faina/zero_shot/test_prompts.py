@@ -1,4 +1,5 @@
 """Prompts of the four tasks and three label options; the definitions file against the inventory."""
+
 from __future__ import annotations
 
 import re
@@ -10,8 +11,14 @@ from faina.formats.records import Post, PostRow
 from faina.zero_shot.definitions import load_definitions
 from faina.zero_shot.prompts import PROMPT_HEADINGS, PromptBuilder
 
-POST = Post("7", "2021-06", "public health", "Studio americano : la mutazione",
-            ("Studio", "americano", ":", "la", "mutazione"), None)
+POST = Post(
+    "7",
+    "2021-06",
+    "public health",
+    "Studio americano : la mutazione",
+    ("Studio", "americano", ":", "la", "mutazione"),
+    None,
+)
 ROW = PostRow("7", "2021-06", "public health", "Studio americano: la mutazione [URL]", ((), ()))
 TASKS = [("span", "fine"), ("span", "coarse"), ("post", "fine"), ("post", "coarse")]
 OPTIONS = ["names", "definitions", "macro"]
@@ -79,9 +86,16 @@ def test_coarse_macro_lists_members_by_category(inventory, definitions):
     prompt = build(inventory, definitions, "span", "coarse", "macro")
     line = next(li for li in prompt.splitlines() if li.startswith("- Simplification:"))
     members = set(re.split(r",\s*", line.split(": ", 1)[1]))
-    assert members == {"Hasty-generalization", "Vagueness", "False-dilemma", "Slippery-slope",
-                       "Causal-oversimplification", "Circular-reasoning", "Thought-terminating-cliches",
-                       "Cherry-picking"}
+    assert members == {
+        "Hasty-generalization",
+        "Vagueness",
+        "False-dilemma",
+        "Slippery-slope",
+        "Causal-oversimplification",
+        "Circular-reasoning",
+        "Thought-terminating-cliches",
+        "Cherry-picking",
+    }
 
 
 def test_fine_macro_groups_labels_under_categories(inventory, definitions):

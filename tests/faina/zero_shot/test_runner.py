@@ -1,4 +1,5 @@
 """``python train.py task=... llm=... mode=zero-shot`` through Hydra: files, scores, audit, errors."""
+
 from __future__ import annotations
 
 import importlib
@@ -23,8 +24,10 @@ TASKS = ["span-f", "span-c", "post-f", "post-c"]
 def compose_cfg(tmp_path, task: str, *extra: str):
     register_config_resolvers()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(config_name="train", overrides=[f"task={task}", "llm=tiny-llama", "mode=zero-shot",
-                                                       f"paths.root_dir={tmp_path}", *extra])
+        return compose(
+            config_name="train",
+            overrides=[f"task={task}", "llm=tiny-llama", "mode=zero-shot", f"paths.root_dir={tmp_path}", *extra],
+        )
 
 
 def run(cfg):
@@ -37,8 +40,10 @@ def gold_answers(cfg, view: int = 0) -> list[str]:
     """What a perfect model of annotator ``view`` would answer, in the requested format."""
     corpus = read_level(cfg.data.train_path, cfg.task.level, cfg.task.grain, LabelInventory.load())
     if isinstance(corpus, SpanCorpus):
-        return ["\n".join(f"[{s.first}-{s.last} = {s.label}]" for s in post.spans[view]) or "[None]"
-                for post in corpus.posts]
+        return [
+            "\n".join(f"[{s.first}-{s.last} = {s.label}]" for s in post.spans[view]) or "[None]"
+            for post in corpus.posts
+        ]
     return ["\n".join(f"[{label}]" for label in row.labels[view]) or "[None]" for row in corpus.rows]
 
 
@@ -50,7 +55,7 @@ def test_perfect_answers_score_one_against_their_view(tmp_path, monkeypatch, tas
 
     def fake_generate(llm, prompts, settings):
         seen.update(llm=llm["name"], n=len(prompts), seed=settings.seed)
-        return answers[:len(prompts)]
+        return answers[: len(prompts)]
 
     monkeypatch.setattr(runner, "generate_answers", fake_generate)
     metrics = run(cfg)
@@ -73,17 +78,27 @@ def test_perfect_answers_score_one_against_their_view(tmp_path, monkeypatch, tas
 def test_noisy_answers_are_parsed_scored_and_audited(tmp_path, monkeypatch):
     cfg = compose_cfg(tmp_path, "span-f", "task.zero_shot.limit=4", "task.zero_shot.labels=names")
     answers = gold_answers(cfg)
-    noisy = [f"Sure! Here are the fallacies:\n{answers[0]}\n{answers[0]}",   # explanation + repetition
-             "[1-500 = Loaded language]",                                     # clipped, normalised
-             "Post:\n1\tfoo\n2\tbar\n3\tbaz",                                 # prompt continuation only
-             "[2-3 = Whataboutism]"]                                          # label outside the inventory
+    noisy = [
+        f"Sure! Here are the fallacies:\n{answers[0]}\n{answers[0]}",  # explanation + repetition
+        "[1-500 = Loaded language]",  # clipped, normalised
+        "Post:\n1\tfoo\n2\tbar\n3\tbaz",  # prompt continuation only
+        "[2-3 = Whataboutism]",
+    ]  # label outside the inventory
     monkeypatch.setattr(runner, "generate_answers", lambda llm, prompts, settings: noisy)
     metrics = run(cfg)
     audit = json.loads((tmp_path / "results" / "span-f-sample-zeroshot-tiny-llama-names" / "audit.json").read_text())
-    assert audit["output_kinds"] == {"answer_only": 0.75, "instructions_only": 0.25,
-                                     "answer_and_instructions": 0.0, "nothing": 0.0}
-    assert audit["answer_traits"] == {"requested_format": 2 / 3, "explanations": 1 / 3,
-                                      "labels_outside_inventory": 1 / 3, "repetitions": 1 / 3}
+    assert audit["output_kinds"] == {
+        "answer_only": 0.75,
+        "instructions_only": 0.25,
+        "answer_and_instructions": 0.0,
+        "nothing": 0.0,
+    }
+    assert audit["answer_traits"] == {
+        "requested_format": 2 / 3,
+        "explanations": 1 / 3,
+        "labels_outside_inventory": 1 / 3,
+        "repetitions": 1 / 3,
+    }
     assert audit["parser_counts"]["out_of_range_clipped"] == 1
     assert audit["unknown_labels"] == {"Whataboutism": 1}
     assert 0 < metrics["test/strict/a1/recall"] < 1
@@ -99,12 +114,15 @@ def test_whole_file_is_scored_against_the_original_gold(tmp_path, monkeypatch):
     assert saved["posts"] == 300
 
 
-@pytest.mark.parametrize("override,message", [
-    ("task.zero_shot.labels=everything", "names, definitions, macro"),
-    ("task.zero_shot.limit=0", "limit"),
-    ("task.zero_shot.out_of_range=wrap", "clip, reject"),
-    ("+task.zero_shot.temperature=0.7", "unknown task.zero_shot keys"),
-])
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ("task.zero_shot.labels=everything", "names, definitions, macro"),
+        ("task.zero_shot.limit=0", "limit"),
+        ("task.zero_shot.out_of_range=wrap", "clip, reject"),
+        ("+task.zero_shot.temperature=0.7", "unknown task.zero_shot keys"),
+    ],
+)
 def test_bad_settings_are_user_errors(tmp_path, monkeypatch, override, message):
     cfg = compose_cfg(tmp_path, "span-f", override)
     monkeypatch.setattr(runner, "generate_answers", lambda *a: pytest.fail("must fail before generating"))
@@ -115,8 +133,14 @@ def test_bad_settings_are_user_errors(tmp_path, monkeypatch, override, message):
 @pytest.mark.filterwarnings("ignore::metrics.faina_scores.ZeroDenominatorWarning")
 def test_tiny_llm_end_to_end(tmp_path):
     """A random 1-layer Llama really generates; whatever it says, the files are written and evaluable."""
-    cfg = compose_cfg(tmp_path, "span-f", "task.zero_shot.limit=2", "task.zero_shot.max_new_tokens=6",
-                      "task.zero_shot.labels=names", "task.zero_shot.batch_size=2")
+    cfg = compose_cfg(
+        tmp_path,
+        "span-f",
+        "task.zero_shot.limit=2",
+        "task.zero_shot.max_new_tokens=6",
+        "task.zero_shot.labels=names",
+        "task.zero_shot.batch_size=2",
+    )
     metrics = run(cfg)
     out = tmp_path / "results" / "span-f-sample-zeroshot-tiny-llama-names"
     assert evaluate_files("span-fine", out / "gold.conll", out / "predictions.conll", one_pred=True)
@@ -127,9 +151,15 @@ def test_tiny_llm_end_to_end(tmp_path):
 @pytest.mark.slow
 def test_smollm2_end_to_end(tmp_path):
     """The packaged SmolLM2 (GGUF) answers three sample posts; the predictions are scored and audited."""
-    cfg = compose_cfg(tmp_path, "post-c", "llm=smollm2", "task.zero_shot.limit=3",
-                      "task.zero_shot.max_new_tokens=12", "task.zero_shot.labels=names",
-                      "task.zero_shot.batch_size=3")
+    cfg = compose_cfg(
+        tmp_path,
+        "post-c",
+        "llm=smollm2",
+        "task.zero_shot.limit=3",
+        "task.zero_shot.max_new_tokens=12",
+        "task.zero_shot.labels=names",
+        "task.zero_shot.batch_size=3",
+    )
     metrics = run(cfg)
     out = tmp_path / "results" / "post-c-sample-zeroshot-smollm2-names"
     scores = evaluate_files("post-coarse", out / "gold.tsv", out / "predictions.tsv", one_pred=True)

@@ -1,4 +1,5 @@
 """Fixtures for the LoRA tests: the Missci data (the packaged synthetic sample), a tiny random 2-layer Llama."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,10 +19,12 @@ def data_dir(missci_sample) -> Path:
 def tiny_model():
     """(model, tokenizer): a random 2-layer Llama (hidden 16) with the packaged MiniLM tokenizer."""
     from models.llm.loading import load_causal_lm
+
     return load_causal_lm(tiny_spec())
 
 
 @pytest.fixture(scope="session")
 def minilm_tokenizer():
     from models.llm.loading import load_tokenizer
+
     return load_tokenizer(tiny_spec())

@@ -1,4 +1,5 @@
 """Fold leakage: whole arguments per fold, each predicted once, training data never holds a test argument."""
+
 from omegaconf import OmegaConf
 
 from missci.dataset.reader import load_split

@@ -1,4 +1,5 @@
 """LoRA wiring on a tiny random Llama: only adapters train, the base stays frozen, adapters round-trip."""
+
 import lightning.pytorch as pl
 import torch
 
@@ -27,8 +28,14 @@ def batch_of(tokenizer, texts, prompt_tokens=3):
 def train_steps(peft_model, tokenizer, steps=3):
     batch = batch_of(tokenizer, ["the premise is wrong", "one patient is enough for all"])
     loader = torch.utils.data.DataLoader([batch], batch_size=None)
-    trainer = pl.Trainer(max_steps=steps, accelerator="cpu", logger=False, enable_checkpointing=False,
-                         enable_progress_bar=False, enable_model_summary=False)
+    trainer = pl.Trainer(
+        max_steps=steps,
+        accelerator="cpu",
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
     trainer.fit(LoraCausalLM(peft_model, OptimiserSettings(learning_rate=5e-2)), train_dataloaders=loader)
     return batch
 

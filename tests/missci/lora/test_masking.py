@@ -1,4 +1,5 @@
 """Answer-only loss: prompt tokens carry -100, padding carries -100, and only answer logits move the loss."""
+
 import torch
 import torch.nn.functional as F
 
@@ -6,8 +7,12 @@ from missci.lora.sft_data import IGNORE_INDEX, SftExample, encode_example, encod
 from models.llm.generation import render_prompt
 from models.llm.lora_lm import answer_only_loss, pad_batch
 
-EXAMPLE = SftExample("arg-1", "arg-1:1", "Claim: turmeric cures cancer.",
-                     "Fallacious premise: one patient is enough; Applied fallacy class: Hasty Generalization")
+EXAMPLE = SftExample(
+    "arg-1",
+    "arg-1:1",
+    "Claim: turmeric cures cancer.",
+    "Fallacious premise: one patient is enough; Applied fallacy class: Hasty Generalization",
+)
 
 
 def test_prompt_tokens_are_masked_and_answer_tokens_kept(minilm_tokenizer):
@@ -24,8 +29,10 @@ def test_prompt_tokens_are_masked_and_answer_tokens_kept(minilm_tokenizer):
 def test_chat_template_prompt_matches_what_generation_encodes(minilm_tokenizer):
     tok = minilm_tokenizer
     original = tok.chat_template
-    tok.chat_template = ("{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }} {% endfor %}"
-                         "{% if add_generation_prompt %}[assistant] {% endif %}")
+    tok.chat_template = (
+        "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }} {% endfor %}"
+        "{% if add_generation_prompt %}[assistant] {% endif %}"
+    )
     try:
         encoded = encode_example(tok, EXAMPLE, use_chat_template=True)
         rendered_ids = tok(render_prompt(tok, EXAMPLE.prompt), add_special_tokens=False)["input_ids"]
@@ -41,13 +48,14 @@ def test_long_prompts_lose_their_start_not_the_answer(minilm_tokenizer):
     answer_length = sum(label != IGNORE_INDEX for label in full["labels"])
     cut = encode_examples(minilm_tokenizer, [EXAMPLE], max_length=answer_length + 2)[0]
     assert len(cut["input_ids"]) == answer_length + 2 and "truncated" not in cut
-    assert cut["input_ids"][:2] == full["input_ids"][-answer_length - 2:-answer_length]
+    assert cut["input_ids"][:2] == full["input_ids"][-answer_length - 2 : -answer_length]
     assert cut["labels"][2:] == full["labels"][-answer_length:]
 
 
 def test_padding_is_right_sided_and_ignored():
-    batch = pad_batch([{"input_ids": [5, 6, 7], "labels": [-100, 6, 7]}, {"input_ids": [8], "labels": [8]}],
-                      pad_token_id=0)
+    batch = pad_batch(
+        [{"input_ids": [5, 6, 7], "labels": [-100, 6, 7]}, {"input_ids": [8], "labels": [8]}], pad_token_id=0
+    )
     assert batch["input_ids"].tolist() == [[5, 6, 7], [8, 0, 0]]
     assert batch["labels"].tolist() == [[-100, 6, 7], [8, -100, -100]]
     assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]

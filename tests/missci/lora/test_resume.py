@@ -1,4 +1,5 @@
 """The LoRA runner shares the fold loop: a fold resumed after a crash ends like an uninterrupted one."""
+
 import json
 import logging
 
@@ -8,18 +9,41 @@ import train
 from helpers.lora import compose
 from runner_helpers import SimulatedCrash
 
-QUICK = ["llm=tiny-llama", "callbacks=none", "logger=none", "task.lora.max_steps=-1", "task.lora.max_epochs=2",
-         "task.lora.batch_size=2", "task.lora.max_train_examples=4", "task.lora.candidates.max_new_tokens=4",
-         "task.lora.candidates.num_candidates=2", "task.max_fallacies=2", "task.premise_metrics=null", "cv=official"]
+QUICK = [
+    "llm=tiny-llama",
+    "callbacks=none",
+    "logger=none",
+    "task.lora.max_steps=-1",
+    "task.lora.max_epochs=2",
+    "task.lora.batch_size=2",
+    "task.lora.max_train_examples=4",
+    "task.lora.candidates.max_new_tokens=4",
+    "task.lora.candidates.num_candidates=2",
+    "task.max_fallacies=2",
+    "task.premise_metrics=null",
+    "cv=official",
+]
 
 
 def test_resumed_lora_fold_ends_like_an_uninterrupted_one(tmp_path, data_dir, caplog):
     caplog.set_level(logging.INFO)
-    def cfg(name, *extra):
-        return compose(["task=missci-gen", f"task.data_dir={data_dir}", f"paths.results_dir={tmp_path}", *QUICK,
-                        f"name={name}", *extra])
 
-    crash = ["+callbacks.crash._target_=runner_helpers.CrashAfterEpoch", "+callbacks.crash.epoch=1"]  # after epoch 0's checkpoint
+    def cfg(name, *extra):
+        return compose(
+            [
+                "task=missci-gen",
+                f"task.data_dir={data_dir}",
+                f"paths.results_dir={tmp_path}",
+                *QUICK,
+                f"name={name}",
+                *extra,
+            ]
+        )
+
+    crash = [
+        "+callbacks.crash._target_=runner_helpers.CrashAfterEpoch",
+        "+callbacks.crash.epoch=1",
+    ]  # after epoch 0's checkpoint
     with pytest.raises(SimulatedCrash):
         train.run(cfg("resumed", *crash))
     assert (tmp_path / "resumed" / "fold0" / "checkpoints" / "last.ckpt").is_file()

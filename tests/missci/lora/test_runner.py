@@ -1,4 +1,5 @@
 """The finetune runner through Hydra on a tiny random Llama: folds, adapters, pooled scores, reruns, the CLI."""
+
 import json
 import logging
 
@@ -11,14 +12,30 @@ from missci.dataset.prediction_file import read_predictions
 from missci.dataset.reader import load_split
 from missci.predict_lora import main as predict_main
 
-QUICK = ["llm=tiny-llama", "callbacks=none", "logger=csv", "task.lora.max_steps=2", "task.lora.batch_size=2",
-         "task.lora.max_train_examples=4", "task.lora.candidates.max_new_tokens=4",
-         "task.lora.candidates.num_candidates=2", "task.max_fallacies=2"]
+QUICK = [
+    "llm=tiny-llama",
+    "callbacks=none",
+    "logger=csv",
+    "task.lora.max_steps=2",
+    "task.lora.batch_size=2",
+    "task.lora.max_train_examples=4",
+    "task.lora.candidates.max_new_tokens=4",
+    "task.lora.candidates.num_candidates=2",
+    "task.max_fallacies=2",
+]
 
 
 def run(tmp_path, data_dir, *overrides):
-    cfg = compose(["task=missci-gen", f"task.data_dir={data_dir}", f"paths.results_dir={tmp_path}",
-                   "task.premise_metrics=null", *QUICK, *overrides])
+    cfg = compose(
+        [
+            "task=missci-gen",
+            f"task.data_dir={data_dir}",
+            f"paths.results_dir={tmp_path}",
+            "task.premise_metrics=null",
+            *QUICK,
+            *overrides,
+        ]
+    )
     return cfg, train.run(cfg)
 
 
@@ -49,8 +66,22 @@ def test_official_run_trains_saves_predicts_and_reruns(tmp_path, data_dir, capsy
 
     # the saved adapter, reloaded by the CLI, predicts exactly what the run predicted
     out = tmp_path / "cli.jsonl"
-    result = predict_main([str(fold / "adapter"), "--out", str(out), "--data", str(data_dir), "--split", "test",
-                           "--max-fallacies", "2", "--evaluate", "--no-premise-metrics", "--json"])
+    result = predict_main(
+        [
+            str(fold / "adapter"),
+            "--out",
+            str(out),
+            "--data",
+            str(data_dir),
+            "--split",
+            "test",
+            "--max-fallacies",
+            "2",
+            "--evaluate",
+            "--no-premise-metrics",
+            "--json",
+        ]
+    )
     assert out.read_text() == (fold / "predictions.jsonl").read_text()
     assert result["held_out"] is True and result["metrics"]["p@1"] == metrics["test/p@1"]
 
@@ -78,19 +109,33 @@ def test_kfold_pools_held_out_predictions(tmp_path, data_dir):
 def test_other_configuration_in_same_folder_is_refused(tmp_path, data_dir):
     run(tmp_path, data_dir, "cv=official", "name=guarded")
     from common.errors import UserError
+
     with pytest.raises(UserError, match="another configuration"):
         run(tmp_path, data_dir, "cv=official", "name=guarded", "task.lora.rank=4")
 
 
 def test_classification_task_finetunes(tmp_path, data_dir):
-    cfg = compose(["task=missci-cls", f"task.data_dir={data_dir}", f"paths.results_dir={tmp_path}", "cv=official",
-                   "name=cls", *QUICK])
+    cfg = compose(
+        [
+            "task=missci-cls",
+            f"task.data_dir={data_dir}",
+            f"paths.results_dir={tmp_path}",
+            "cv=official",
+            "name=cls",
+            *QUICK,
+        ]
+    )
     metrics = train.run(cfg)
     assert set(metrics) >= {"test/accuracy", "test/f1_macro", "folds/accuracy_mean"}
     rows = [json.loads(line) for line in (tmp_path / "cls" / "fold0" / "classify.jsonl").read_text().splitlines()]
     from missci.dataset.selection import select
-    alternatives = [alt for a in select(load_split("test", data_dir), max_fallacies=2) for f in a.fallacies
-                    for alt in f.interchangeable]
+
+    alternatives = [
+        alt
+        for a in select(load_split("test", data_dir), max_fallacies=2)
+        for f in a.fallacies
+        for alt in f.interchangeable
+    ]
     assert [(r["id"], r["gold"]) for r in rows] == [(alt.id, alt.fallacy_class) for alt in alternatives]
     assert all("predicted" in r for r in rows)
     classes = json.loads((tmp_path / "cls" / "results.json").read_text())["classes"]["test"]
@@ -110,15 +155,25 @@ def test_results_say_why_a_premise_metric_is_missing(tmp_path, data_dir):
     missci.report prints instead of 'not computed'; METEOR is computed and its model named."""
     from missci.analysis.report_table import load_rows
 
-    cfg = compose(["task=missci-gen", f"task.data_dir={data_dir}", f"paths.results_dir={tmp_path}", *QUICK,
-                   "cv=official", "name=nli", "task.premise_metrics.bertscore_model=null",
-                   f"task.premise_metrics.nli_model={tmp_path / 'no-such-nli-model'}"])
+    cfg = compose(
+        [
+            "task=missci-gen",
+            f"task.data_dir={data_dir}",
+            f"paths.results_dir={tmp_path}",
+            *QUICK,
+            "cv=official",
+            "name=nli",
+            "task.premise_metrics.bertscore_model=null",
+            f"task.premise_metrics.nli_model={tmp_path / 'no-such-nli-model'}",
+        ]
+    )
     train.run(cfg)
     results = json.loads((tmp_path / "nli" / "results.json").read_text())
     assert set(results["unavailable"]) == {"nli_a", "nli_s"}
     assert "meteor" in results["pooled"]["test"] and "meteor" in results["models"]
-    assert json.loads((tmp_path / "nli" / "fold0" / "metrics.json").read_text())["unavailable"] == \
-        results["unavailable"]
+    assert (
+        json.loads((tmp_path / "nli" / "fold0" / "metrics.json").read_text())["unavailable"] == results["unavailable"]
+    )
     [row] = load_rows(tmp_path / "nli")
     assert row.unavailable["nli_a"] == results["unavailable"]["nli_a"]
     assert "not computed" not in row.unavailable["nli_a"]

@@ -1,4 +1,5 @@
 """Training examples: the zero-shot prompts, one per interchangeable fallacy, answers the shared parser reads."""
+
 from missci.dataset.reader import load_split
 from missci.lora.sft_data import classification_examples, reconstruction_examples
 from missci.prompting.answer_parser import parse_output
@@ -12,8 +13,12 @@ def test_reconstruction_targets_cover_every_interchangeable_fallacy(data_dir):
         examples = reconstruction_examples(arguments, options)
         assert len(examples) == sum(len(f.interchangeable) for a in arguments for f in a.fallacies)
         # the shared parser strips quotes around a premise (one dev premise starts with a quoted phrase)
-        gold = [(alt.fallacy_class, " ".join(alt.premise.split()).strip('"“”'))
-                for a in arguments for f in a.fallacies for alt in f.interchangeable]
+        gold = [
+            (alt.fallacy_class, " ".join(alt.premise.split()).strip('"“”'))
+            for a in arguments
+            for f in a.fallacies
+            for alt in f.interchangeable
+        ]
         assert [parse_output(e.answer).pairs for e in examples] == [[pair] for pair in gold]
     first = arguments[0]
     assert examples[0].prompt == reconstruction_prompt(first, first.fallacies[0], options)

@@ -1,4 +1,5 @@
 """SmolLM2 end to end (slow): a few LoRA steps, generation, parsing and evaluation through the Hydra runner."""
+
 import json
 
 import pytest
@@ -10,12 +11,27 @@ from missci.dataset.prediction_file import read_predictions
 
 @pytest.mark.slow
 def test_smollm2_finetune_few_steps(tmp_path, data_dir):
-    cfg = compose(["task=missci-gen", "llm=smollm2", "cv=official", "name=smol", "callbacks=none", "logger=csv",
-                   f"task.data_dir={data_dir}", f"paths.results_dir={tmp_path}", "task.prompt.definitions=false",
-                   "task.lora.max_train_examples=4", "task.lora.batch_size=2", "task.lora.max_steps=2",
-                   "task.max_fallacies=2", "task.lora.candidates.num_candidates=2",
-                   "task.lora.candidates.max_new_tokens=24", "task.premise_metrics.bertscore_model=null",
-                   "task.premise_metrics.nli_model=null"])
+    cfg = compose(
+        [
+            "task=missci-gen",
+            "llm=smollm2",
+            "cv=official",
+            "name=smol",
+            "callbacks=none",
+            "logger=csv",
+            f"task.data_dir={data_dir}",
+            f"paths.results_dir={tmp_path}",
+            "task.prompt.definitions=false",
+            "task.lora.max_train_examples=4",
+            "task.lora.batch_size=2",
+            "task.lora.max_steps=2",
+            "task.max_fallacies=2",
+            "task.lora.candidates.num_candidates=2",
+            "task.lora.candidates.max_new_tokens=24",
+            "task.premise_metrics.bertscore_model=null",
+            "task.premise_metrics.nli_model=null",
+        ]
+    )
     metrics = train.run(cfg)
     fold = tmp_path / "smol" / "fold0"
     predictions = read_predictions(fold / "predictions.jsonl")

@@ -4,6 +4,7 @@ An adapter folder is made without training (a tiny random Llama with a fresh LoR
 ``missci_lora.json`` written as today's runner writes it; the earlier release's bundle (``llm.backend`` a Hydra
 ``_target_`` node, the old ``models.backends`` path included) still loads and generates the same text.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,17 @@ def adapter(tmp_path_factory) -> Path:
     peft_model = add_lora(model, LoraSettings(rank=4, alpha=8, dropout=0.0, target_modules=["q_proj", "v_proj"]))
     folder = save_adapter(peft_model, tmp_path_factory.mktemp("adapter") / "adapter")
     settings = OmegaConf.to_container(cfg.task, resolve=True)
-    write_bundle(folder, task="missci-gen", llm=llm, prompt=settings["prompt"], chat=ChatSettings(),
-                 candidates=CandidateSettings(), lora=settings["lora"], trained_on=["a1"], fold=0)
+    write_bundle(
+        folder,
+        task="missci-gen",
+        llm=llm,
+        prompt=settings["prompt"],
+        chat=ChatSettings(),
+        candidates=CandidateSettings(),
+        lora=settings["lora"],
+        trained_on=["a1"],
+        fold=0,
+    )
     return folder
 
 
@@ -69,8 +79,9 @@ def test_the_bundle_names_its_backend(adapter):
     assert "_target_" not in json.dumps(bundle) and "_partial_" not in json.dumps(bundle)
 
 
-@pytest.mark.parametrize("old_target", ["models.llm.backends.TransformersBackend.load",
-                                        "models.backends.TransformersBackend.load"])
+@pytest.mark.parametrize(
+    "old_target", ["models.llm.backends.TransformersBackend.load", "models.backends.TransformersBackend.load"]
+)
 def test_a_bundle_of_the_earlier_release_generates_what_todays_does(adapter, tmp_path, old_target):
     old = with_node(bundle_of(adapter), "llm.backend", {"_target_": old_target, "_partial_": True})
     assert answers(copy_with(adapter, tmp_path, old)) == answers(adapter)
@@ -102,22 +113,25 @@ def test_the_issue_payload_as_the_backend_exits_2_with_one_message(adapter, tmp_
     assert victim.read_text(encoding="utf-8") == "keep me\n"
 
 
-@pytest.mark.parametrize("key, value, field", [
-    ("llm.backend", {"name": "vllm", "worker_extension_cls": "evil.Worker"}, "llm.backend.worker_extension_cls"),
-    ("llm.backend", {"name": "ollama"}, "llm.backend.name"),
-    ("llm.extra", {"device_map": "auto"}, "llm.extra"),
-    ("llm.dtype", "load", "llm.dtype"),
-    ("llm.device", "cuda; rm -rf /", "llm.device"),
-    ("llm.gguf_file", "../../etc/passwd", "llm.gguf_file"),
-    ("llm.trust_remote_code", True, "llm.trust_remote_code"),
-    ("task", "missci-anything", "task"),
-    ("candidates.num_candidates", 0, "candidates.num_candidates"),
-    ("candidates.top_p", 1.5, "candidates.top_p"),
-    ("candidates.strategy", "exec", "candidates.strategy"),
-    ("prompt.definitions", "yes", "prompt.definitions"),
-    ("lora.rank", {"_target_": "os.system"}, "lora.rank._target_"),
-    ("trained_on_arguments", "a1", "trained_on_arguments"),
-])
+@pytest.mark.parametrize(
+    "key, value, field",
+    [
+        ("llm.backend", {"name": "vllm", "worker_extension_cls": "evil.Worker"}, "llm.backend.worker_extension_cls"),
+        ("llm.backend", {"name": "ollama"}, "llm.backend.name"),
+        ("llm.extra", {"device_map": "auto"}, "llm.extra"),
+        ("llm.dtype", "load", "llm.dtype"),
+        ("llm.device", "cuda; rm -rf /", "llm.device"),
+        ("llm.gguf_file", "../../etc/passwd", "llm.gguf_file"),
+        ("llm.trust_remote_code", True, "llm.trust_remote_code"),
+        ("task", "missci-anything", "task"),
+        ("candidates.num_candidates", 0, "candidates.num_candidates"),
+        ("candidates.top_p", 1.5, "candidates.top_p"),
+        ("candidates.strategy", "exec", "candidates.strategy"),
+        ("prompt.definitions", "yes", "prompt.definitions"),
+        ("lora.rank", {"_target_": "os.system"}, "lora.rank._target_"),
+        ("trained_on_arguments", "a1", "trained_on_arguments"),
+    ],
+)
 def test_a_wrong_bundle_field_is_one_message_naming_it(adapter, tmp_path, key, value, field):
     folder = copy_with(adapter, tmp_path, with_node(bundle_of(adapter), key, value))
     with pytest.raises(UserError) as caught:

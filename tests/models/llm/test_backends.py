@@ -1,5 +1,6 @@
 """Generation backends: the Hydra choice, the vLLM request building and result mapping (through a fake engine
 that runs the tiny model with transformers, one prompt at a time), and the one clear message without vLLM."""
+
 from __future__ import annotations
 
 import sys
@@ -39,7 +40,7 @@ class RequestOutput:
 
 @dataclass
 class BeamSequence:
-    tokens: list          # prompt + new tokens, as vLLM's beam search returns them
+    tokens: list  # prompt + new tokens, as vLLM's beam search returns them
 
 
 @dataclass
@@ -50,6 +51,7 @@ class BeamOutput:
 @dataclass
 class FakeEngine:
     """Answers like vLLM's LLM, computed by a transformers model one prompt at a time."""
+
     model: object
     pad_id: int
     calls: list = field(default_factory=list)
@@ -57,17 +59,24 @@ class FakeEngine:
     def _run(self, ids, **kwargs):
         prompt = torch.tensor([ids])
         with torch.no_grad():
-            out = self.model.generate(input_ids=prompt, attention_mask=torch.ones_like(prompt),
-                                      pad_token_id=self.pad_id, **kwargs)
-        return [row[len(ids):].tolist() for row in out]
+            out = self.model.generate(
+                input_ids=prompt, attention_mask=torch.ones_like(prompt), pad_token_id=self.pad_id, **kwargs
+            )
+        return [row[len(ids) :].tolist() for row in out]
 
     def generate(self, prompts, params, use_tqdm=True, lora_request=None):
         self.calls.append(("generate", prompts, params.kwargs, lora_request))
         p = params.kwargs
         assert p["temperature"] == 0.0 and p["n"] == 1
-        return [RequestOutput([Completion(t) for t in self._run(x["prompt_token_ids"], do_sample=False,
-                                                                max_new_tokens=p["max_tokens"])])
-                for x in prompts]
+        return [
+            RequestOutput(
+                [
+                    Completion(t)
+                    for t in self._run(x["prompt_token_ids"], do_sample=False, max_new_tokens=p["max_tokens"])
+                ]
+            )
+            for x in prompts
+        ]
 
     def beam_search(self, prompts, params, lora_request=None):
         self.calls.append(("beam_search", prompts, params.kwargs, lora_request))
@@ -75,8 +84,9 @@ class FakeEngine:
         results = []
         for x in prompts:
             ids = x["prompt_token_ids"]
-            new = self._run(ids, num_beams=p["beam_width"], num_return_sequences=p["beam_width"],
-                            max_new_tokens=p["max_tokens"])
+            new = self._run(
+                ids, num_beams=p["beam_width"], num_return_sequences=p["beam_width"], max_new_tokens=p["max_tokens"]
+            )
             results.append(BeamOutput([BeamSequence(ids + t) for t in new]))
         return results
 
@@ -102,6 +112,7 @@ def test_greedy_requests_and_answers_match_the_transformers_backend(tiny_lm, fak
 
 def test_beam_candidates_strip_the_prompt_and_keep_rank_order(tiny_lm, fake_vllm):
     from missci.lora.tasks import CandidateSettings, generate_candidates
+
     backend, engine = fake_vllm
     model, tokenizer = tiny_lm
     settings = CandidateSettings(num_candidates=2, strategy="beam", max_new_tokens=6)
@@ -122,8 +133,7 @@ def test_sampling_requests_carry_n_seed_temperature_and_top_p(tiny_lm):
 
     engine = Engine()
     backend = VllmBackend(engine, tokenizer, VllmApi(recorder, recorder))
-    answers = backend.complete([ids], Decoding(max_new_tokens=5, k=2, sample=True, temperature=0.7, top_p=0.9,
-                                               seed=4))
+    answers = backend.complete([ids], Decoding(max_new_tokens=5, k=2, sample=True, temperature=0.7, top_p=0.9, seed=4))
     assert engine.params == {"n": 2, "temperature": 0.7, "top_p": 0.9, "max_tokens": 5, "seed": 4}
     assert answers == [[tokenizer.decode(ids[1:3]), tokenizer.decode(ids[2:3])]]
 
@@ -155,6 +165,7 @@ def test_vllm_without_a_gpu_is_one_clear_message(monkeypatch):
 
 def test_the_backend_is_a_config_group_of_every_llm():
     from hydra import compose, initialize_config_dir
+
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         default = compose(config_name="train", overrides=["llm=llama2-7b"])
         vllm = compose(config_name="train", overrides=["llm=smollm2", "llm/backend=vllm"])
@@ -164,7 +175,14 @@ def test_the_backend_is_a_config_group_of_every_llm():
     assert vllm.llm.backend.max_lora_rank >= 8
     with pytest.raises(UserError, match="llm/backend=vllm"):
         backend_factory(dict(dotted.llm))
-    for name in ("llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b-instruct", "mixtral-8x7b-instruct",
-                 "smollm2", "tiny-llama"):
+    for name in (
+        "llama2-7b",
+        "llama2-13b",
+        "llama2-70b",
+        "llama3-8b-instruct",
+        "mixtral-8x7b-instruct",
+        "smollm2",
+        "tiny-llama",
+    ):
         with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
             assert compose(config_name="train", overrides=[f"llm={name}"]).llm.backend._target_.endswith(".load")

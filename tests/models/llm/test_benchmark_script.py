@@ -1,5 +1,6 @@
 """scripts/benchmark_generation.py on the tiny random Llama and the synthetic Missci sample: the table it prints
 compares batch sizes within a dtype, and dtypes with each other, on the same prompts."""
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,27 @@ SAMPLE = REPO / "missci" / "sample_data"
 
 
 def run_benchmark(*args: str) -> tuple[int, dict]:
-    done = subprocess.run([sys.executable, str(SCRIPT), "--llm", "tiny-llama", "--data", str(SAMPLE), "--prompts", "3",
-                           "--max-new-tokens", "4", "--skip-load", "--json", *args],
-                          capture_output=True, text=True, cwd=REPO, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--llm",
+            "tiny-llama",
+            "--data",
+            str(SAMPLE),
+            "--prompts",
+            "3",
+            "--max-new-tokens",
+            "4",
+            "--skip-load",
+            "--json",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     start = done.stdout.index("{")
     return done.returncode, json.loads(done.stdout[start:])
 
@@ -42,8 +61,9 @@ def test_each_dtype_is_generated_and_compared_with_the_first():
 
 
 def test_step_costs_are_reported_per_batch_size():
-    code, result = run_benchmark("--batch-sizes", "1", "--step-sizes", "1,3", "--step-prompt-tokens", "12",
-                                 "--steps", "2")
+    code, result = run_benchmark(
+        "--batch-sizes", "1", "--step-sizes", "1,3", "--step-prompt-tokens", "12", "--steps", "2"
+    )
     assert code == 0
     (steps,) = result["steps_by_dtype"]
     assert [row["batch_size"] for row in steps["rows"]] == [1, 3]

@@ -1,5 +1,6 @@
 """The GGUF -> safetensors cache: converted once, reused by hash, never trusted half-written, relocatable and
 switchable off. The conversion itself is replaced by a tiny model (no GGUF file of a tiny model ships)."""
+
 from __future__ import annotations
 
 import json
@@ -105,6 +106,7 @@ def test_switched_off_the_gguf_file_is_loaded_directly(fake_gguf, tmp_path):
     from dataclasses import replace
 
     from models.llm.loading import model_source
+
     spec, calls = fake_gguf
     reference, kwargs = model_source(replace(spec, converted_cache="off"))
     assert reference == str(tmp_path / "models") and kwargs == {"gguf_file": "model.gguf"} and not calls
@@ -114,6 +116,7 @@ def test_a_missing_gguf_file_is_one_clear_error(fake_gguf):
     from dataclasses import replace
 
     from common.errors import UserError
+
     spec, _ = fake_gguf
     with pytest.raises(UserError, match="GGUF file 'absent.gguf'"):
         load_causal_lm(replace(spec, gguf_file="absent.gguf"))

@@ -1,4 +1,5 @@
 """SmolLM2 (fp32, slow): a batch of real Missci prompts, padded left, answers exactly as one at a time."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -48,11 +49,19 @@ def test_smollm2_beams_from_a_shared_prefill_equal_copied_prompts():
     pairs = list(iter_fallacies(load_split("dev", DATA_DIR)))[3:5]
     token_ids = encode_prompts(tokenizer, [reconstruction_prompt(a, f, PromptOptions()) for a, f in pairs])
     token_ids.sort(key=len, reverse=True)  # the batch order of generate_token_batches
-    shared = generate_token_batches(model, tokenizer, token_ids, 2, num_return_sequences=3, num_beams=3,
-                                    do_sample=False, max_new_tokens=12)
+    shared = generate_token_batches(
+        model, tokenizer, token_ids, 2, num_return_sequences=3, num_beams=3, do_sample=False, max_new_tokens=12
+    )
     ids, mask = left_padded(token_ids, tokenizer.pad_token_id)
     with torch.no_grad():
-        plain = model.generate(input_ids=ids, attention_mask=mask, pad_token_id=tokenizer.pad_token_id,
-                               num_return_sequences=3, num_beams=3, do_sample=False, max_new_tokens=12)
-    plain_texts = tokenizer.batch_decode(plain[:, ids.shape[1]:], skip_special_tokens=True)
+        plain = model.generate(
+            input_ids=ids,
+            attention_mask=mask,
+            pad_token_id=tokenizer.pad_token_id,
+            num_return_sequences=3,
+            num_beams=3,
+            do_sample=False,
+            max_new_tokens=12,
+        )
+    plain_texts = tokenizer.batch_decode(plain[:, ids.shape[1] :], skip_special_tokens=True)
     assert [t for row in shared for t in row] == plain_texts

@@ -1,4 +1,5 @@
 """Fixtures of the fault tests: a 30-post sample and one uninterrupted run of the harness's experiment."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,6 +25,11 @@ def uninterrupted(tmp_path_factory, tiny_encoder, fault_sample) -> dict[str, byt
     result = harness.run(harness.command(root, tiny_encoder, fault_sample))
     assert result.returncode == 0, harness.describe(result)
     files = harness.snapshot(root)
-    assert {"results.md", "results.json", "fold0/metrics.json", "fold1/predictions.tsv",
-            "fold1/model.safetensors"} <= set(files)
+    assert {
+        "results.md",
+        "results.json",
+        "fold0/metrics.json",
+        "fold1/predictions.tsv",
+        "fold1/model.safetensors",
+    } <= set(files)
     return files

@@ -6,6 +6,7 @@ machine, however loaded. ``snapshot`` reads a results folder as ``{relative path
 replaced, per-run Hydra folders and loggers' CSV files left out), so a killed-and-rerun experiment can be
 compared byte for byte with an uninterrupted one.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,10 +27,23 @@ TEXT_SUFFIXES = {".json", ".yaml", ".md", ".tsv", ".conll"}
 def command(root: Path, encoder: str, sample: Path, *extra: str) -> list[str]:
     """The tiniest real experiment: tiny BERT, 30 posts, 2 folds, 2 epochs of 3 batches, dropout, shuffling,
     gradual unfreezing and a learning-rate schedule (everything that resuming has to restore)."""
-    return [sys.executable, "train.py", "task=post-c", "cv.num_folds=2", "trainer.max_epochs=2",
-            "loader.batch_size=4", "model.module.gradual_unfreezing=true", "callbacks=none", "logger=csv",
-            f"paths.root_dir={root}", f"encoder.name_or_path={encoder}", "data=custom",
-            f"data.train_path={sample / 'sample.tsv'}", f"name={NAME}", *extra]
+    return [
+        sys.executable,
+        "train.py",
+        "task=post-c",
+        "cv.num_folds=2",
+        "trainer.max_epochs=2",
+        "loader.batch_size=4",
+        "model.module.gradual_unfreezing=true",
+        "callbacks=none",
+        "logger=csv",
+        f"paths.root_dir={root}",
+        f"encoder.name_or_path={encoder}",
+        "data=custom",
+        f"data.train_path={sample / 'sample.tsv'}",
+        f"name={NAME}",
+        *extra,
+    ]
 
 
 def run(cmd: list[str], kill_at: str | None = None, fsize_limit: int | None = None) -> subprocess.CompletedProcess:
@@ -44,8 +58,15 @@ def run(cmd: list[str], kill_at: str | None = None, fsize_limit: int | None = No
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize_limit, fsize_limit))
 
-    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=900,
-                          preexec_fn=limit_file_size if fsize_limit else None)
+    return subprocess.run(
+        cmd,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        preexec_fn=limit_file_size if fsize_limit else None,
+    )
 
 
 def killed(result: subprocess.CompletedProcess) -> bool:
@@ -62,8 +83,12 @@ def snapshot(root: Path) -> dict[str, bytes]:
     files = {}
     for path in sorted(exp.rglob("*")):
         relative = path.relative_to(exp)
-        if not path.is_file() or relative.parts[0] in SKIPPED_DIRS or SKIPPED_DIRS & set(relative.parts) \
-                or path.name in SKIPPED_FILES:
+        if (
+            not path.is_file()
+            or relative.parts[0] in SKIPPED_DIRS
+            or SKIPPED_DIRS & set(relative.parts)
+            or path.name in SKIPPED_FILES
+        ):
             continue
         data = path.read_bytes()
         if path.suffix in TEXT_SUFFIXES:

@@ -1,4 +1,5 @@
 """Batch orders are a function of (seed, epoch), and the very orders the plain shuffled DataLoader drew."""
+
 from __future__ import annotations
 
 import torch

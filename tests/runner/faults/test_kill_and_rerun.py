@@ -3,6 +3,7 @@
 Each test kills a real ``train.py`` (SIGKILL, at a named point: ``common.faults``), reruns the same command,
 possibly killing it again further on, and finally compares the results folder with the uninterrupted run's.
 """
+
 from __future__ import annotations
 
 import pytest

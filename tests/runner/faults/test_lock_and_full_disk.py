@@ -1,4 +1,5 @@
 """Two runs of one experiment at once, and a disk that fills up: one clear message, nothing complete lost."""
+
 from __future__ import annotations
 
 import resource
@@ -33,8 +34,10 @@ def test_second_run_of_the_same_experiment_stops_at_once(make_cfg):
 
 
 def test_a_killed_run_leaves_no_stale_lock(tmp_path):
-    holder = ("import os, signal, sys\nfrom common.locking import experiment_lock\n"
-              "with experiment_lock(sys.argv[1]):\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+    holder = (
+        "import os, signal, sys\nfrom common.locking import experiment_lock\n"
+        "with experiment_lock(sys.argv[1]):\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
     result = subprocess.run([sys.executable, "-c", holder, str(tmp_path)], cwd=REPO)
     assert result.returncode == -signal.SIGKILL and (tmp_path / ".lock").is_file()
     with experiment_lock(tmp_path):  # the kernel released the dead process's lock
@@ -43,8 +46,11 @@ def test_a_killed_run_leaves_no_stale_lock(tmp_path):
 
 def test_disk_full_mid_training_is_one_message_and_keeps_the_last_checkpoint(make_cfg):
     common = ["task=post-c", "cv.folds=[0]", "trainer.max_epochs=2", "name=full", "checkpoint.keep=true"]
-    full = ["+callbacks.full._target_=runner.faults.harness.LimitFileSize", "+callbacks.full.epoch=1",
-            "+callbacks.full.limit=200000"]
+    full = [
+        "+callbacks.full._target_=runner.faults.harness.LimitFileSize",
+        "+callbacks.full.epoch=1",
+        "+callbacks.full.limit=200000",
+    ]
     limits = resource.getrlimit(resource.RLIMIT_FSIZE)
     handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG for the writer, as on a full disk
     try:
@@ -74,9 +80,18 @@ def test_full_disk_and_concurrent_run_through_the_command_line(tmp_path, tiny_en
     exp = harness.experiment_dir(tmp_path)
     assert list(exp.rglob(".*.tmp")) == [] and (exp / "experiment.json").read_text().strip().endswith("}")
 
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom common.locking import experiment_lock\n"
-                               "with experiment_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(600)",
-                               str(exp)], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom common.locking import experiment_lock\n"
+            "with experiment_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(600)",
+            str(exp),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         second = harness.run(cmd)
@@ -84,4 +99,7 @@ def test_full_disk_and_concurrent_run_through_the_command_line(tmp_path, tiny_en
         holder.kill()
         holder.wait()
     assert second.returncode == 2 and "Traceback" not in second.stderr, harness.describe(second)
-    assert second.stderr.strip().splitlines()[-1].startswith("error: ") and "another run of this experiment" in second.stderr
+    assert (
+        second.stderr.strip().splitlines()[-1].startswith("error: ")
+        and "another run of this experiment" in second.stderr
+    )
