@@ -89,7 +89,7 @@ def refuse_remote_code(encoder: EncoderBlock, path: Path, allowed: bool) -> None
             f"its encoder ({encoder.name_or_path}), and a saved file cannot switch that on",
             path=path,
             fix="only if you trust that code, pass --trust-remote-code (python -m faina.predict) or "
-            "trust_remote_code=True; otherwise use a model whose encoder needs no custom code",
+            "the argument trust_remote_code of load_exported; otherwise use a model whose encoder needs no custom code",
         )
 
 

@@ -143,5 +143,6 @@ def test_trust_remote_code_of_a_bundle_needs_the_users_consent(adapter, tmp_path
     folder = copy_with(adapter, tmp_path, with_node(bundle_of(adapter), "llm.trust_remote_code", True))
     with pytest.raises(UserError, match="--trust-remote-code"):
         load_tuned_backend(folder, device="cpu")
-    backend, bundle = load_tuned_backend(folder, device="cpu", trust_remote_code=True)  # the tiny model has no code
+    consent = True  # the user's own choice, as --trust-remote-code gives it (the tiny model has no code)
+    backend, bundle = load_tuned_backend(folder, device="cpu", trust_remote_code=consent)
     assert bundle["llm"]["trust_remote_code"] is True and backend.tokenizer is not None
