@@ -103,9 +103,8 @@ def span_fold(tmp_path_factory, tiny_encoder, small_sample) -> Path:
 @pytest.fixture(scope="module")
 def lora_run(tmp_path_factory, missci_sample) -> Path:
     """The results folder of a cv=official LoRA run of a random 2-layer Llama (2 steps, 2 fallacies)."""
-    from helpers.lora import compose as compose_lora
-
     import train
+    from helpers.lora import compose as compose_lora
 
     root = tmp_path_factory.mktemp("console_lora_run")
     cfg = compose_lora(
