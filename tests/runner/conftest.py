@@ -15,25 +15,9 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
 @pytest.fixture(scope="session")
 def tiny_encoder(tmp_path_factory) -> str:
     """A 2-layer, 32-wide BERT (random weights) with all-MiniLM-L6-v2's tokenizer: fast and offline."""
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
+    from helpers.trained import save_tiny_encoder
 
-    from models.encoder import offline_encoder_path
-
-    folder = tmp_path_factory.mktemp("tiny_encoder")
-    tokenizer = AutoTokenizer.from_pretrained(offline_encoder_path())
-    tokenizer.save_pretrained(folder)
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    BertModel(config).save_pretrained(folder)
-    return str(folder)
+    return str(save_tiny_encoder(tmp_path_factory.mktemp("tiny_encoder")))
 
 
 @pytest.fixture(scope="session")
