@@ -8,13 +8,13 @@ because the metrics need it; the Faina default inventory is added by ``faina.for
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import yaml
-
 from common.errors import UserError
+from common.yaml_cache import cached_parse
 
 
 def _is_label(name) -> bool:
@@ -23,23 +23,41 @@ def _is_label(name) -> bool:
     return isinstance(name, str) and name.strip() != "" and not set(name) & set("|\t\n\r\x00")
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last one silently)."""
+@functools.cache
+def _unique_key_loader():
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last one silently).
 
-    def construct_mapping(self, node, deep=False):
-        keys = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                seen = key in keys
-            except TypeError:  # an unhashable key: SafeLoader reports it in its own words below
-                break
-            if seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"the key {key!r} appears twice", key_node.start_mark
-                )
-            keys.add(key)
-        return super().construct_mapping(node, deep=deep)
+    Built on first use: PyYAML is imported only when a file is not in ``common.yaml_cache``."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            keys = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    seen = key in keys
+                except TypeError:  # an unhashable key: SafeLoader reports it in its own words below
+                    break
+                if seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {key!r} appears twice", key_node.start_mark
+                    )
+                keys.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
+
+
+def _parse_yaml(text: str, path: Path):
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_unique_key_loader())  # a SafeLoader subclass
+    except yaml.YAMLError as err:
+        raise UserError(f"not valid YAML ({err})", path=path, fix="correct the YAML syntax") from None
+    except RecursionError:
+        raise UserError("not valid YAML (nested too deeply)", path=path, fix="see faina/faina_labels.yaml") from None
 
 
 @dataclass(frozen=True)
@@ -145,14 +163,7 @@ class LabelInventory:
                 path=path,
                 fix="re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`",
             ) from None
-        try:
-            spec = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
-        except yaml.YAMLError as err:
-            raise UserError(f"not valid YAML ({err})", path=path, fix="correct the YAML syntax") from None
-        except RecursionError:
-            raise UserError(
-                "not valid YAML (nested too deeply)", path=path, fix="see faina/faina_labels.yaml"
-            ) from None
+        spec = cached_parse(text, lambda text: _parse_yaml(text, path))
         if not isinstance(spec, dict):
             raise UserError(
                 "label inventory must be a mapping",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# parsed label inventories are cached as JSON (common/yaml_cache.py): keep the tests' copies out of ~/.cache
+os.environ.setdefault("FALLACY_YAML_CACHE", tempfile.mkdtemp(prefix="fallacy-yaml-cache-"))
 
 
 @pytest.fixture(scope="session")
