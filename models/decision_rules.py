@@ -7,6 +7,21 @@ number per label (or decoder) picked on the fold's dev set wins back. Each numbe
 keeps the fixed rule, because a threshold fitted to one or two posts is noise. Ties go to the value
 closest to the fixed rule, so tuning never moves a decision it has no evidence for.
 
+Measured on a real corpus (the toxic-spans development corpus, issue 21, docs/benchmark-quality.md), the
+per-decoder O bias overfits: 15-40 decoders each fitted to a few dozen dev spans trade precision for recall and
+lose strict F1 on test. Hence the *scopes* of a tuned rule (``scope``):
+
+- ``"own"`` (the original rule): each decoder / (view, label) maximises its own dev F1;
+- ``"shared"``: one value for every decoder (label), the one that maximises the metric the task reports — the
+  official span F1 averaged over views (strict), or the post micro F1 with its "no label" pseudo-label;
+- ``"shrunk"``: the shared value plus each decoder's own deviation shrunk towards it by
+  ``n / (n + shrinkage)``, ``n`` its dev spans (positives), so a decoder moves away from the shared value only as
+  far as its evidence allows;
+
+and ``confirm``: the rule is fitted on each half of dev (even / odd posts) and scored on the other half with the
+task metric; the tuned values (fitted on all of dev) are kept only when that cross-fitted gain over the fixed
+rule is positive, else the fixed rule stays. ``floor`` (thresholds): no tuned threshold below it.
+
 Functions here take tensors only; the models (``models/mvml.py``, ``models/mvmd.py``) collect the dev
 outputs and store the result in a buffer that is saved with the weights.
 """
@@ -118,3 +133,184 @@ def tune_o_bias(
 
 def _pad(tags: torch.Tensor, width: int) -> torch.Tensor:
     return torch.nn.functional.pad(tags.long().cpu(), (0, width - tags.shape[-1]))
+
+
+# --- scopes, shrinkage and held-out confirmation (issue 21) ----------------------------------------------
+SCOPES = ("own", "shared", "shrunk")
+
+
+def check_scope(scope: str) -> str:
+    if scope not in SCOPES:
+        raise ValueError(f"decision-rule scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+    return scope
+
+
+def _halves(size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Even and odd item positions: the two halves of dev that ``confirm`` fits and scores crosswise."""
+    index = torch.arange(size)
+    return index[0::2], index[1::2]
+
+
+# spans ------------------------------------------------------------------------------------------------
+def _span_sums(predicted: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+    """``[4, D]``: precision credit, recall credit, predicted and gold spans of each decoder (tags ``[N, D, W]``)."""
+    return torch.stack(
+        [
+            _span_overlap_sums(predicted, gold).sum(0),
+            _span_overlap_sums(gold, predicted).sum(0),
+            (predicted == B).sum((0, 2)).double(),
+            (gold == B).sum((0, 2)).double(),
+        ]
+    )
+
+
+def view_average_span_f1(sums: torch.Tensor, num_views: int) -> torch.Tensor:
+    """The official strict span F1 averaged over views from per-decoder sums ``[..., 4, D]`` (decoder
+    ``d = view * C + c``): each view pools its labels' credits and counts, as the scorer does."""
+    per_view = sums.reshape(*sums.shape[:-1], num_views, -1).sum(-1)  # [..., 4, V]
+    return _decoder_f1(per_view).mean(-1)
+
+
+class SpanDev:
+    """Dev emissions, gold tags and masks of an MVMD model, padded to one width, decodable under any O bias."""
+
+    def __init__(self, crf: BatchedBIOCRF, batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]):
+        self.crf = crf
+        width = max(emissions.shape[2] for emissions, _, _ in batches)
+        self.emissions = torch.cat(
+            [torch.nn.functional.pad(e.float().cpu(), (0, 0, 0, width - e.shape[2])) for e, _, _ in batches]
+        )
+        self.gold = torch.cat([_pad(tags, width) for _, tags, _ in batches])
+        self.mask = torch.cat(
+            [torch.nn.functional.pad(m.bool().cpu(), (0, width - m.shape[-1])) for _, _, m in batches]
+        )
+
+    def subset(self, index: torch.Tensor) -> SpanDev:
+        part = object.__new__(SpanDev)
+        part.crf, part.emissions, part.gold, part.mask = (
+            self.crf,
+            self.emissions[index],
+            self.gold[index],
+            self.mask[index],
+        )
+        return part
+
+    def sums(self, bias: torch.Tensor) -> torch.Tensor:
+        decoded = self.crf.viterbi(with_o_bias(self.emissions, bias), self.mask)
+        return _span_sums(decoded.long(), self.gold)
+
+
+@torch.no_grad()
+def fit_o_bias(
+    dev: SpanDev,
+    num_views: int,
+    min_spans: int,
+    scope: str = "own",
+    shrinkage: float = 20.0,
+    confirm: bool = False,
+    grid=O_BIAS_GRID,
+) -> tuple[torch.Tensor, dict]:
+    """Decision O biases ``[D]`` for ``dev`` under ``scope`` (module docstring), and what was decided."""
+    check_scope(scope)
+    bias = _fit_o_bias_once(dev, num_views, min_spans, scope, shrinkage, grid)
+    info = {"scope": scope}
+    if confirm:
+        gains = []
+        for fit_on, score_on in (_halves(len(dev.gold)), reversed(_halves(len(dev.gold)))):
+            half_bias = _fit_o_bias_once(dev.subset(fit_on), num_views, min_spans, scope, shrinkage, grid)
+            held_out = dev.subset(score_on)
+            tuned = view_average_span_f1(held_out.sums(half_bias), num_views)
+            fixed = view_average_span_f1(held_out.sums(torch.zeros_like(half_bias)), num_views)
+            gains.append(float(tuned - fixed))
+        info["held_out_gain"] = round(sum(gains) / len(gains), 6)
+        info["confirmed"] = info["held_out_gain"] > 0
+        if not info["confirmed"]:
+            bias = torch.zeros_like(bias)
+    return bias, info
+
+
+def _fit_o_bias_once(dev: SpanDev, num_views: int, min_spans: int, scope: str, shrinkage: float, grid) -> torch.Tensor:
+    values = torch.tensor(grid, dtype=torch.float64)
+    num_decoders = dev.gold.shape[1]
+    sums = torch.stack([dev.sums(torch.full((num_decoders,), float(value))) for value in grid])  # [G, 4, D]
+    gold_spans = sums[0, 3]
+    own = _pick(_decoder_f1(sums), values, 0.0)
+    if scope == "own":
+        return torch.where(gold_spans >= min_spans, own, torch.zeros_like(own)).float()
+    shared = _pick(view_average_span_f1(sums, num_views), values, 0.0)
+    if scope == "shared":
+        return torch.full((num_decoders,), float(shared))
+    weight = gold_spans / (gold_spans + shrinkage) if shrinkage > 0 else torch.ones_like(gold_spans)
+    weight = torch.where(gold_spans >= min_spans, weight, torch.zeros_like(weight))
+    return (shared + weight * (own - shared)).float()
+
+
+def _decoder_f1(sums: torch.Tensor) -> torch.Tensor:
+    """Strict span F1 of each decoder from sums ``[..., 4, D]``."""
+    precision_sum, recall_sum, num_predicted, num_gold = sums.unbind(-2)
+    precision = torch.where(num_predicted > 0, precision_sum / num_predicted.clamp(min=1), torch.zeros_like(num_gold))
+    recall = torch.where(num_gold > 0, recall_sum / num_gold.clamp(min=1), torch.zeros_like(num_gold))
+    total = precision + recall
+    return torch.where(total > 0, 2 * precision * recall / total.clamp(min=1e-12), torch.zeros_like(total))
+
+
+# post labels ------------------------------------------------------------------------------------------
+def post_micro_f1(chosen: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+    """The official post-level micro F1 averaged over views, from booleans ``[..., N, V, C]``: per view TP/FP/FN
+    over (post, label) pairs plus the "no label" pseudo-label of an empty set (``metrics/faina_post_counts.py``)."""
+    predicted_empty, gold_empty = ~chosen.any(-1), ~gold.any(-1)  # [..., N, V]
+    tp = (chosen & gold).sum((-3, -1)).double() + (predicted_empty & gold_empty).sum(-2).double()
+    fp = (chosen & ~gold).sum((-3, -1)).double() + (predicted_empty & ~gold_empty).sum(-2).double()
+    fn = (~chosen & gold).sum((-3, -1)).double() + (gold_empty & ~predicted_empty).sum(-2).double()
+    return _f1(tp, tp + fp, tp + fn).mean(-1)
+
+
+@torch.no_grad()
+def fit_thresholds(
+    probabilities: torch.Tensor,
+    targets: torch.Tensor,
+    fixed: float,
+    min_positives: int,
+    scope: str = "own",
+    shrinkage: float = 20.0,
+    confirm: bool = False,
+    floor: float = 0.0,
+    grid=THRESHOLD_GRID,
+) -> tuple[torch.Tensor, dict]:
+    """Thresholds ``[V, C]`` from dev ``probabilities`` and 0/1 ``targets`` ``[N, V, C]`` under ``scope``, never
+    below ``floor``; with ``confirm``, the fixed ``τ`` unless the cross-fitted held-out gain is positive."""
+    check_scope(scope)
+    grid = tuple(value for value in grid if value >= floor) or (max(floor, fixed),)
+    thresholds = _fit_thresholds_once(probabilities, targets, fixed, min_positives, scope, shrinkage, grid)
+    info = {"scope": scope}
+    if confirm:
+        gold = targets > 0.5
+        gains = []
+        for fit_on, score_on in (_halves(len(targets)), reversed(_halves(len(targets)))):
+            half = _fit_thresholds_once(
+                probabilities[fit_on], targets[fit_on], fixed, min_positives, scope, shrinkage, grid
+            )
+            tuned = post_micro_f1(probabilities[score_on] >= half, gold[score_on])
+            untuned = post_micro_f1(probabilities[score_on] >= fixed, gold[score_on])
+            gains.append(float(tuned - untuned))
+        info["held_out_gain"] = round(sum(gains) / len(gains), 6)
+        info["confirmed"] = info["held_out_gain"] > 0
+        if not info["confirmed"]:
+            thresholds = torch.full_like(thresholds, fixed)
+    return thresholds, info
+
+
+def _fit_thresholds_once(probabilities, targets, fixed, min_positives, scope, shrinkage, grid) -> torch.Tensor:
+    own = tune_thresholds(probabilities, targets, fixed, min_positives, grid)
+    if scope == "own":
+        return own
+    values = torch.tensor(grid, dtype=probabilities.dtype)
+    gold = targets > 0.5
+    chosen = probabilities.unsqueeze(0) >= values.view(-1, 1, 1, 1)  # [G, N, V, C]
+    shared = _pick(post_micro_f1(chosen, gold.unsqueeze(0).expand_as(chosen)), values, fixed)
+    if scope == "shared":
+        return torch.full_like(own, float(shared))
+    positives = gold.sum(0).double()
+    weight = positives / (positives + shrinkage) if shrinkage > 0 else torch.ones_like(positives)
+    weight = torch.where(positives >= min_positives, weight, torch.zeros_like(weight)).to(own.dtype)
+    return shared + weight * (own - shared)

@@ -19,7 +19,9 @@ decoders biased towards O; it does not prevent the collapse (it starts there) bu
 random spans of the first epoch, and training moves it like any weight. ``"tuned"`` is a *decision* rule:
 training starts unbiased, and afterwards each decoder gets the bias on its O score that maximises its strict
 span F1 on the fold's dev set (``tune_decisions``, ``models/decision_rules.py``), for decoders that under- or
-over-predict; decoders with fewer than ``min_dev_spans`` dev spans keep 0. The decision biases live in the
+over-predict; decoders with fewer than ``min_dev_spans`` dev spans keep 0. ``tuning_scope`` (``own`` | ``shared`` | ``shrunk``),
+``tuning_shrinkage`` and ``tuning_confirm`` choose how the biases are fitted (``models/decision_rules.py``: the
+per-decoder ``own`` rule overfits on real data). The decision biases live in the
 ``decision_o_bias`` buffer ``[D]`` (saved with the weights; all 0 unless tuned) and apply to every decode.
 """
 
@@ -32,7 +34,7 @@ import torch
 
 from models.base import FallacyModule
 from models.bio import tags_to_spans
-from models.decision_rules import tune_o_bias, with_o_bias
+from models.decision_rules import SpanDev, check_scope, fit_o_bias, with_o_bias
 from models.encoder import ChunkedEncoder
 from models.heads import BIODecoders
 
@@ -67,6 +69,9 @@ class MVMD(FallacyModule):
         o_bias: float | str = 0.0,
         val_metric=None,
         min_dev_spans: int = 3,
+        tuning_scope: str = "own",
+        tuning_shrinkage: float = 20.0,
+        tuning_confirm: bool = False,
     ):
         super().__init__(encoder, optimizer, scheduler, discriminative_decay, gradual_unfreezing, head_lr, val_metric)
         labels = [str(label) for label in labels]
@@ -80,6 +85,9 @@ class MVMD(FallacyModule):
         if isinstance(o_bias, str) and not self.tuned:
             raise ValueError(f"o_bias must be a number (initial bias) or 'tuned', got {o_bias!r}")
         self.min_dev_spans = min_dev_spans
+        self.tuning_scope = check_scope(tuning_scope)
+        self.tuning_shrinkage = float(tuning_shrinkage)
+        self.tuning_confirm = bool(tuning_confirm)
         num_decoders = num_views * len(labels)
         self.decoders = BIODecoders(
             self.encoder.hidden_size, num_decoders, loss_weights, 0.0 if self.tuned else float(o_bias)
@@ -161,10 +169,17 @@ class MVMD(FallacyModule):
             from copy import deepcopy
 
             crf = deepcopy(crf).cpu()
-        bias = tune_o_bias(crf, collected, self.min_dev_spans)
+        bias, info = fit_o_bias(
+            SpanDev(crf, collected),
+            self.num_views,
+            self.min_dev_spans,
+            self.tuning_scope,
+            self.tuning_shrinkage,
+            self.tuning_confirm,
+        )
         self.decision_o_bias.copy_(bias.to(self.decision_o_bias))
         per_view = {}
         for d, value in enumerate(bias.tolist()):
             view, label = divmod(d, len(self.labels))
             per_view.setdefault(f"a{view + 1}", {})[self.labels[label]] = round(value, 4)
-        return {"o_bias": per_view}
+        return {"o_bias": per_view, "o_bias_rule": info}

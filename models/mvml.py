@@ -5,7 +5,9 @@ scores, binary cross-entropy, and a label is predicted when its probability reac
 ``threshold`` (τ = 0.7 in the paper) for every label, or ``threshold="tuned"``: one threshold per view and
 label picked on the fold's dev set after training (``tune_decisions``, ``models/decision_rules.py``),
 τ = ``fallback_threshold`` where dev has fewer than ``min_dev_positives`` positives. The thresholds live
-in the ``thresholds`` buffer ``[V, C]``, so they are saved and loaded with the weights.
+in the ``thresholds`` buffer ``[V, C]``, so they are saved and loaded with the weights. ``tuning_scope``
+(``own`` | ``shared`` | ``shrunk``), ``tuning_shrinkage``, ``tuning_confirm`` and ``threshold_floor`` choose how
+they are fitted (``models/decision_rules.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 import torch
 
 from models.base import FallacyModule
-from models.decision_rules import tune_thresholds
+from models.decision_rules import check_scope, fit_thresholds
 from models.encoder import ChunkedEncoder
 from models.heads import MultiLabelHead
 
@@ -40,6 +42,10 @@ class MVML(FallacyModule):
         val_metric=None,
         fallback_threshold: float = 0.7,
         min_dev_positives: int = 3,
+        tuning_scope: str = "own",
+        tuning_shrinkage: float = 20.0,
+        tuning_confirm: bool = False,
+        threshold_floor: float = 0.0,
     ):
         super().__init__(encoder, optimizer, scheduler, discriminative_decay, gradual_unfreezing, head_lr, val_metric)
         labels = [str(label) for label in labels]
@@ -55,6 +61,10 @@ class MVML(FallacyModule):
         self.num_views = num_views
         self.threshold = float(initial)
         self.min_dev_positives = min_dev_positives
+        self.tuning_scope = check_scope(tuning_scope)
+        self.tuning_shrinkage = float(tuning_shrinkage)
+        self.tuning_confirm = bool(tuning_confirm)
+        self.threshold_floor = float(threshold_floor)
         self.head = MultiLabelHead(self.encoder.hidden_size, num_views, len(labels))
         self.register_buffer("thresholds", torch.full((num_views, len(labels)), float(initial)))
         self._register_load_state_dict_pre_hook(self._keep_thresholds_of_older_exports)
@@ -116,11 +126,21 @@ class MVML(FallacyModule):
         if not collected:
             return None
         probabilities, targets = zip(*collected)
-        tuned = tune_thresholds(torch.cat(probabilities), torch.cat(targets), self.threshold, self.min_dev_positives)
+        tuned, info = fit_thresholds(
+            torch.cat(probabilities),
+            torch.cat(targets),
+            self.threshold,
+            self.min_dev_positives,
+            self.tuning_scope,
+            self.tuning_shrinkage,
+            self.tuning_confirm,
+            self.threshold_floor,
+        )
         self.thresholds.copy_(tuned.to(self.thresholds))
         return {
             "thresholds": {
                 f"a{v + 1}": {label: round(value, 4) for label, value in zip(self.labels, tuned[v].tolist())}
                 for v in range(self.num_views)
-            }
+            },
+            "threshold_rule": info,
         }

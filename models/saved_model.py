@@ -65,12 +65,16 @@ class SharedModuleSettings(Strict):
     discriminative_decay: Decay | None = None
     gradual_unfreezing: bool = False
     head_lr: Rate | None = None
+    tuning_scope: Literal["own", "shared", "shrunk"] = "own"
+    tuning_shrinkage: Annotated[float, Field(ge=0, le=10**6)] = 20.0
+    tuning_confirm: bool = False
 
 
 class MvmlSettings(SharedModuleSettings):
     threshold: Fraction | Literal["tuned"] = 0.7
     fallback_threshold: Fraction = 0.7
     min_dev_positives: Count = 3
+    threshold_floor: Annotated[float, Field(ge=0, lt=1)] = 0.0
 
 
 class MvmdSettings(SharedModuleSettings):
