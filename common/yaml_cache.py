@@ -76,7 +76,11 @@ def cached_parse(text: str, parse: Callable[[str], Any], setting: str | None = N
     except (OSError, ValueError, KeyError):
         pass  # no entry yet, or one we cannot use: parse
     value = parse(text)
-    if _is_plain(value) and json.loads(json.dumps(value)) == value:
+    try:  # a YAML alias can make a value contain itself: not JSON data, so not stored
+        storable = _is_plain(value) and json.loads(json.dumps(value)) == value
+    except (RecursionError, ValueError):
+        storable = False
+    if storable:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")

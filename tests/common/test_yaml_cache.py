@@ -69,6 +69,14 @@ def test_values_json_would_change_are_not_stored(tmp_path, value):
     assert parse.calls == 2 and list(tmp_path.iterdir()) == []
 
 
+def test_a_value_that_contains_itself_is_not_stored(tmp_path):
+    looped: list = []
+    looped.append(looped)  # what PyYAML builds from `fine: &a [*a]`
+    parse = CountingParser({"fine": looped})
+    assert cached_parse("text", parse, str(tmp_path))["fine"] is looped
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_off_switch_and_unwritable_folder(tmp_path, monkeypatch):
     assert cache_dir("off") is None
     monkeypatch.setenv("FALLACY_YAML_CACHE", "off")
