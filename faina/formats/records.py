@@ -130,6 +130,25 @@ def annotated_mask(corpus: SpanCorpus | PostCorpus) -> list[list[bool]]:
     return [[row.annotated(v) for v in range(corpus.num_views)] for row in corpus.rows]
 
 
+def refuse_not_annotated(corpus: SpanCorpus | PostCorpus, tool: str) -> None:
+    """Stop a tool that has no rule for missing annotations (statistics, agreement, the HTML page) with one message,
+    rather than reading the ``?`` views as "no label"."""
+    if not has_not_annotated(corpus):
+        return
+    from common.errors import UserError
+
+    items = corpus.posts if isinstance(corpus, SpanCorpus) else corpus.rows
+    first = next(item for item in items if not all(item.annotated(v) for v in range(corpus.num_views)))
+    raise UserError(
+        f"{tool} has no rule for views that did not annotate a post (the {NOT_ANNOTATED!r} marker, first on post "
+        f"{first.post_id!r})",
+        path=corpus.path,
+        line=first.line,
+        fix="give a file without the marker (e.g. the posts every view annotated); faina.validate, faina.evaluate "
+        "and train.py handle it",
+    )
+
+
 def has_not_annotated(corpus: SpanCorpus | PostCorpus) -> bool:
     """Whether any view of any post carries the ``NOT_ANNOTATED`` marker."""
     if isinstance(corpus, SpanCorpus):

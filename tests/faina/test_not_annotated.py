@@ -209,3 +209,17 @@ def test_soft_scores_share_is_over_annotated_views(tmp_path):
 
 def test_the_marker_constant_is_the_documented_question_mark():
     assert NOT_ANNOTATED == "?"
+
+
+def test_tools_without_a_rule_for_missing_views_stop_with_one_message(tmp_path):
+    from faina.analysis.corpus_stats import file_stats
+    from faina.analysis.disagreement_page import show
+    from faina.formats.labels import LabelInventory
+
+    tsv = write(tmp_path, "m.tsv", TSV)
+    with pytest.raises(UserError, match="faina.stats has no rule for views that did not annotate") as caught:
+        file_stats(str(tsv), LabelInventory.load())
+    assert str(caught.value).startswith(f"{tsv}:2:")
+    conll = write(tmp_path, "m.conll", CONLL)
+    with pytest.raises(UserError, match="faina.show has no rule"):
+        show(conll, tmp_path / "page.html")
