@@ -184,3 +184,27 @@ def test_soft_models_train_one_view_and_score_it_against_every_view(tiny_bert, m
         [prediction] = run.predict(model, loader)
         key = "probabilities" if model is mvml else "tags"
         assert prediction[key].shape[1] in (1, 2)  # one view (MVML [B, 1, C]; MVMD [B, C decoders, W])
+
+
+def test_tuning_observations_pool_views_for_soft_models_and_neutralise_missing_pairs(tiny_bert, make_batch):
+    batch = _batch(tiny_bert, make_batch, views=3)
+    mvml = MVML(ChunkedEncoder(tiny_bert, max_length=16), num_views=1, labels=LABELS, soft_targets=True)
+    mvml.eval()
+    probabilities, targets = mvml._dev_observations(batch)
+    # 2 posts x 3 views, each an observation of the one head; (post 0, a3) is not annotated: all zeros
+    assert probabilities.shape == targets.shape == (6, 1, 2)
+    assert torch.equal(targets[:, 0], batch["labels"].reshape(6, 2) * torch.tensor([1, 1, 0, 1, 1, 1.0])[:, None])
+    assert probabilities[2].abs().sum() == 0 and bool((probabilities[[0, 1, 3, 4, 5]] > 0).all())
+    mvmd = MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=1, labels=LABELS, soft_targets=True)
+    mvmd.eval()
+    emissions, tags, mask = mvmd._dev_observations(batch)
+    assert emissions.shape[:2] == (6, 2) and tags.shape[:2] == (6, 2) and mask.shape[0] == 6
+    assert torch.equal(tags[3], batch["tags"][1, 0:2]) and torch.equal(tags[4], batch["tags"][1, 2:4])
+    # the masked pair's span (post 0, a3) is gone and its decoders decode O whatever the bias
+    assert tags[2].sum() == 0 and batch["tags"][0, 4:6].sum() > 0
+    decoded = mvmd.decoders.crf.viterbi(emissions - torch.tensor([4.0, 0.0, 0.0]), mask)
+    assert decoded[2].sum() == 0
+    # and the tuning itself runs on both (threshold=tuned / o_bias=tuned)
+    mvml.tuned = mvmd.tuned = True
+    assert set(mvml.tune_decisions([batch])["thresholds"]) == {"a1"}
+    assert set(mvmd.tune_decisions([batch])["o_bias"]) == {"a1"}

@@ -75,6 +75,11 @@ def test_soft_targets_on_a_span_task_train_one_decoder_set(make_cfg):
     saved = json.loads((fold / "metrics.json").read_text())
     assert set(saved["test"]["strict"]) == {"a1", "a2", "avg"}  # the one view against both annotators
     assert saved["soft_labels"]["prediction_views"] == ["a1"] and saved["soft_labels"]["gold_views"] == 2
+    # the exported model reads back for faina.predict as a one-view model with one decoder per label
+    from faina.serving.fold_model import load_exported
+
+    model, meta = load_exported(fold)
+    assert model.decoders.num_decoders == len(model.labels) and meta["num_views"] == 1
 
 
 def test_view_weights_without_soft_targets_is_one_clear_error(make_cfg):
