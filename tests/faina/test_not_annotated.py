@@ -223,3 +223,23 @@ def test_tools_without_a_rule_for_missing_views_stop_with_one_message(tmp_path):
     conll = write(tmp_path, "m.conll", CONLL)
     with pytest.raises(UserError, match="faina.show has no rule"):
         show(conll, tmp_path / "page.html")
+
+
+@pytest.mark.parametrize("kind", ["conll", "tsv"])
+def test_cached_features_keep_the_annotated_mask(tmp_path, kind):
+    from faina.data.feature_cache import encode_cached
+    from models.encoder import offline_encoder_path
+    from models.encoder_tokenizer import load_encoder_tokenizer
+
+    tokenizer = load_encoder_tokenizer(offline_encoder_path(), False)
+    if kind == "conll":
+        corpus, level = read_conll(write(tmp_path, "m.conll", CONLL)), "span"
+    else:
+        corpus, level = read_post_tsv(write(tmp_path, "m.tsv", TSV)), "post"
+    direct, _ = encode_cached(corpus, level, tokenizer, [D, S], 3, None)
+    cached, note = encode_cached(corpus, level, tokenizer, [D, S], 3, tmp_path / "cache")
+    again, note_again = encode_cached(corpus, level, tokenizer, [D, S], 3, tmp_path / "cache")
+    assert not note["cached"] and note_again["cached"]
+    for features in (cached, again):
+        assert [f.get("annotated") for f in features] == [f.get("annotated") for f in direct]
+    assert direct[0]["annotated"] == ([True, False, True])
