@@ -186,6 +186,8 @@ def format_soft_table(result: dict) -> str:
         f"prediction = mean of {', '.join(result['prediction_views'])}; prior from {prior_note}; ECE over "
         f"{result['ece_bins']} equal-width bins"
     )
+    if result.get("items_not_annotated"):
+        heading += f"; {result['items_not_annotated']} {unit} no view annotated left out"
     lines = [heading, f"{'':18}{'model':>10}{'prior':>10}{'oracle':>10}"]
     names = {"cross_entropy": "cross-entropy", "manhattan": "manhattan", "ece": "ece"}
     for measure in MEASURES:

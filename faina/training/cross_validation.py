@@ -121,6 +121,9 @@ def run_fold(
         )
         result["per_label"] = scores.pop("per_label", {})
         result["test"] = scores
+        from faina.scoring.official import unannotated_counts
+
+        result.update(unannotated_counts(gold))  # (post, view) pairs and posts left out of the scores, if any
         result["test_posts"] = len(split.test)
         probabilities = write_fold_probabilities(data.labelled, split.test, outputs, data, fold_dir)
         from faina.scoring.soft_scores import soft_scores

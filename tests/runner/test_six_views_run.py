@@ -53,6 +53,8 @@ def test_six_views_custom_labels_and_missing_annotations_train_and_score(make_cf
     assert len(probabilities.views) == model_views and set(probabilities.labels) == set(LABELS)
     saved = json.loads((fold / "metrics.json").read_text())
     assert set(saved["test"]["strict"]) == {f"a{v + 1}" for v in range(VIEWS)} | {"avg"}
+    gold_cells = sum(not row.annotated(v) for row in gold.rows for v in range(VIEWS))
+    assert gold_cells > 0 and saved["pairs_not_annotated"] == gold_cells  # left out of the scores, and counted
     one_pred = model_views == 1
     again = evaluate_files("post-fine", fold / "gold.tsv", fold / "predictions.tsv", one_pred, inventory=inventory)
     assert again == saved["test"]
