@@ -2,7 +2,8 @@
 
 A header line, then one post per line: id, date, topic, text and one labels cell per view (labels
 joined by ``|`` in name order, empty when the view marked none, ``?`` alone when the view did not annotate the
-post: ``PostRow.labels[v]`` is then ``None``). The number of views is the number of ``labels_*`` columns. Writing what was read gives the same bytes back for a well-formed file.
+post: ``PostRow.labels[v]`` is then ``None``). The number of views is the number of ``labels_*`` columns.
+Writing what was read gives the same bytes back for a well-formed file.
 """
 
 from __future__ import annotations

@@ -47,12 +47,6 @@ def build_model(
     from faina.data.levels import LEVELS
     from models.encoder import ChunkedEncoder
 
-    encoder = ChunkedEncoder(
-        name_or_path=encoder_cfg.name_or_path,
-        max_length=encoder_cfg.max_length,
-        dropout=model_cfg.get("dropout", 0.2),
-        trust_remote_code=encoder_cfg.get("trust_remote_code", False),
-    )
     gold_views = gold_views or num_views
     weights = model_cfg.module.get("view_weights")
     if weights is not None and (not soft_targets or len(weights) != gold_views):
@@ -61,6 +55,12 @@ def build_model(
             f"(this run: data.targets={'soft' if soft_targets else 'not soft'}, {gold_views} view(s))",
             fix="give one weight per annotator view with data.targets=soft, or model.module.view_weights=null",
         )
+    encoder = ChunkedEncoder(
+        name_or_path=encoder_cfg.name_or_path,
+        max_length=encoder_cfg.max_length,
+        dropout=model_cfg.get("dropout", 0.2),
+        trust_remote_code=encoder_cfg.get("trust_remote_code", False),
+    )
     metric = LEVELS[level].metric(inventory, gold_views)
     extra = {"soft_targets": True} if soft_targets else {}
     model = hydra.utils.instantiate(

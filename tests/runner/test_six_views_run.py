@@ -84,8 +84,13 @@ def test_soft_targets_on_a_span_task_train_one_decoder_set(make_cfg):
     assert model.decoders.num_decoders == len(model.labels) and meta["num_views"] == 1
 
 
-def test_view_weights_without_soft_targets_is_one_clear_error(make_cfg):
+@pytest.mark.parametrize(
+    ("targets", "weights", "message"),
+    [("views", "[1.0,0.5]", "has 2 weight.*data.targets=not soft"), ("soft", "[1,1,1]", "has 3 weight.*2 view")],
+)
+def test_view_weights_other_than_one_per_view_of_soft_targets_is_one_clear_error(make_cfg, targets, weights, message):
     from common.errors import UserError
 
-    with pytest.raises(UserError, match="view_weights has 2 weight"):
-        run(make_cfg("task=span-f", "debug=fast", "cv.folds=[0]", "model.module.view_weights=[1.0,0.5]"))
+    overrides = ("task=span-f", "debug=fast", "cv.folds=[0]", f"data.targets={targets}")
+    with pytest.raises(UserError, match=message):
+        run(make_cfg(*overrides, f"model.module.view_weights={weights}"))
