@@ -4,7 +4,8 @@ into their arrays (docs/soft-labels.md):
 
 - items: posts (post level) or every token of every post (span level), in file order;
 - gold soft label of an item and label: the share of the gold file's views that give it (a post's label set;
-  a token inside a span of the label);
+  a token inside a span of the label), over the views that annotated the item when some carry the ``?`` marker
+  (an item no view annotated is left out and counted, ``items_not_annotated``);
 - predicted soft label: the mean over the probability file's views of their probabilities, i.e. the expected
   share of annotators who give the label when each view models one annotator (a one-view model, e.g.
   ``data.targets=union``, is its own prediction of the share);
