@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 from common.errors import UserError
+from common.records import NOT_ANNOTATED
 from common.yaml_cache import cached_parse
 
 
@@ -84,6 +85,12 @@ class LabelInventory:
             raise bad("label inventory lacks the key 'fine'")
         fine_spec, coarse_spec = spec["fine"], spec.get("coarse") or []
         parents_spec = spec.get("parents") or {}
+        for listed in (fine_spec, coarse_spec):
+            if isinstance(listed, (dict, list)) and NOT_ANNOTATED in listed:
+                raise bad(
+                    f"{NOT_ANNOTATED!r} cannot be a label name: it is the marker of a view that did not annotate a post",
+                    fix=f"rename the label (files write {NOT_ANNOTATED!r} alone in a cell for a missing annotation)",
+                )
         if isinstance(fine_spec, dict):
             fine_map = fine_spec
         elif isinstance(fine_spec, list):

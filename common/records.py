@@ -9,6 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+NOT_ANNOTATED = "?"
+"""The cell marker of a view that did not annotate a post (an annotator of a fixed pool who skipped the item).
+
+A TSV label cell or a CoNLL view column of a whole post holds only this; the readers turn it into ``None`` for that
+view (``Post.spans[v]`` / ``PostRow.labels[v]``), so no consumer can read it as "no label". It is refused as a
+label name by the label inventory (``common.labels``)."""
+
 
 @dataclass(frozen=True, order=True)
 class Span:

@@ -23,10 +23,14 @@ def corpus_statistics(corpus: SpanCorpus | PostCorpus) -> dict:
     """The statistics reported by the CLI (JSON keys ``posts``, ``tokens``, ``views``, ``spans``)."""
     views = [f"a{v + 1}" for v in range(corpus.num_views)]
     counts: dict[str, Counter] = {view: Counter() for view in views}
+    missing = {view: 0 for view in views}
     if isinstance(corpus, SpanCorpus):
         tokens = sum(len(post.tokens) for post in corpus.posts)
         for post in corpus.posts:
             for v, spans in enumerate(post.spans or ()):
+                if spans is None:
+                    missing[views[v]] += 1
+                    continue
                 counts[views[v]].update(span.label for span in spans)
         stats = {
             "kind": "span",
@@ -40,10 +44,14 @@ def corpus_statistics(corpus: SpanCorpus | PostCorpus) -> dict:
         tokens = None
         for row in corpus.rows:
             for v, labels in enumerate(row.labels):
+                if labels is None:
+                    missing[views[v]] += 1
+                    continue
                 counts[views[v]].update(labels)
         stats = {"kind": "post", "posts": len(corpus.rows), "tokens": None}
     stats["views"] = corpus.num_views
     stats["spans"] = {view: dict(sorted(counts[view].items())) for view in views}
+    stats["not_annotated"] = missing  # posts per view with the not-annotated marker (docs/faina-format.md)
     return stats
 
 
@@ -61,6 +69,11 @@ def format_statistics(path: str, stats: dict) -> str:
     for label in labels:
         lines.append("    " + label.ljust(width) + "".join(f"{stats['spans'][v].get(label, 0):>8}" for v in views))
     lines.append("    " + "total".ljust(width) + "".join(f"{sum(stats['spans'][v].values()):>8}" for v in views))
+    if any(stats.get("not_annotated", {}).values()):
+        lines.append(
+            "  posts not annotated (marker ?): "
+            + "; ".join(f"{view}: {n}" for view, n in stats["not_annotated"].items())
+        )
     if stats.get("repairs"):
         lines.append(f"  repairs: {stats['repairs']} (I-X without B-X turned into B-X)")
     if stats.get("unsorted_cells"):

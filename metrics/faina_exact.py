@@ -43,8 +43,10 @@ def _num_tokens(*views: Sequence[Span]) -> int:
 def _sequences(preds: Sequence[PostSpans], golds: Sequence[PostSpans], view: int, labels: Sequence[str]):
     y_true, y_pred = [], []
     for pred_views, gold_views in zip(preds, golds, strict=True):
-        pred = pred_views[0] if len(pred_views) == 1 else pred_views[view]
         gold = gold_views[view]
+        if gold is None:  # the view did not annotate the post: the pair is not scored
+            continue
+        pred = pred_views[0] if len(pred_views) == 1 else pred_views[view]
         length = _num_tokens(pred, gold)
         present = {span.label for span in pred} | {span.label for span in gold}
         for label in labels:
@@ -63,7 +65,8 @@ def exact_span_scores(
 ) -> dict:
     """Exact-match scores per view and averaged; with ``per_label`` also ``{"per_label": {view: ...}}``.
 
-    ``golds[i]`` holds ``num_views`` views of post i; ``preds[i]`` as many, or one (scored against all).
+    ``golds[i]`` holds ``num_views`` views of post i (``None``: the view did not annotate it, the pair is skipped);
+    ``preds[i]`` as many, or one (scored against all).
     Labels outside ``labels`` are an error (the caller gives the task's label strings).
     """
     from seqeval.metrics import classification_report
@@ -72,7 +75,7 @@ def exact_span_scores(
     known = set(labels)
     for post in (*preds, *golds):
         for spans in post:
-            for span in spans:
+            for span in spans or ():  # None: a gold view that did not annotate the post
                 if span.label not in known:
                     raise ValueError(f"span label {span.label!r} is not one of the task's labels")
     per_view, breakdown = [], {}

@@ -66,10 +66,11 @@ class PostCounts:
 class PostMicroTally:
     """Faina post-level micro P/R/F1 per view and their unweighted average, without torch.
 
-    ``update(preds, golds)``: sequences over posts of sequences over views of label collections. ``golds[i]``
-    has ``num_views`` views; ``preds[i]`` has ``num_views`` or one (then scored against every gold view, the
-    official ``-O`` mode). ``labels`` (the task's label strings) is needed only for ``per_label=True``; the
-    breakdown also has a row for the pseudo-label ``NO_LABEL``.
+        ``update(preds, golds)``: sequences over posts of sequences over views of label collections. ``golds[i]``
+        has ``num_views`` views; ``preds[i]`` has ``num_views`` or one (then scored against every gold view, the
+        official ``-O`` mode). A gold view given as ``None`` did not annotate the post (the files' ``?`` marker): that
+    (post, view) pair is skipped, its predicted and gold labels alike. ``labels`` (the task's label strings) is needed only for ``per_label=True``; the
+        breakdown also has a row for the pseudo-label ``NO_LABEL``.
     """
 
     def __init__(self, num_views: int = 2, labels: Sequence[str] | None = None, per_label: bool = False):
@@ -106,6 +107,8 @@ class PostMicroTally:
                     f"scored against every view) or {self.num_views}"
                 )
             for view in range(self.num_views):
+                if gold_views[view] is None:  # the view did not annotate the post: no counts either side
+                    continue
                 predicted = official_label_set(pred_views[0] if len(pred_views) == 1 else pred_views[view])
                 gold = official_label_set(gold_views[view])
                 common = predicted & gold

@@ -85,11 +85,12 @@ class SpanSums:
 class SpanOverlapTally:
     """Faina span P/R/F1 per view and their unweighted average, strict or soft, without torch.
 
-    ``update(preds, golds)``: both are sequences over posts of sequences over views of ``Span``s of the same
-    posts. ``golds[i]`` has ``num_views`` views; ``preds[i]`` has ``num_views`` views, or one view which is then
-    scored against every gold view (the official ``-O`` mode, where the predicted span count of that single
-    column is the precision denominator of every view). ``compute()`` returns python floats:
-    ``{"a1": {"precision", "recall", "f1"}, ..., "avg": {...}}``.
+        ``update(preds, golds)``: both are sequences over posts of sequences over views of ``Span``s of the same
+        posts. ``golds[i]`` has ``num_views`` views; ``preds[i]`` has ``num_views`` views, or one view which is then
+        scored against every gold view (the official ``-O`` mode, where the predicted span count of that single
+        column is the precision denominator of every view). A gold view given as ``None`` did not annotate the post
+    (the files' ``?`` marker): that (post, view) pair is skipped, predicted and gold spans alike. ``compute()`` returns python floats:
+        ``{"a1": {"precision", "recall", "f1"}, ..., "avg": {...}}``.
     """
 
     def __init__(self, inventory: LabelInventory, num_views: int = 2, mode: str = "strict", per_label: bool = False):
@@ -145,6 +146,8 @@ class SpanOverlapTally:
             sum_p = sum_r = 0.0
             n_pred = n_gold = 0
             for p, g in zip(preds, golds):
+                if g[view] is None:  # the view did not annotate the post: neither its predicted nor gold spans count
+                    continue
                 predicted = self._indexed(p[0] if len(p) == 1 else p[view])
                 gold = self._indexed(g[view])
                 n_pred += len(predicted)

@@ -50,6 +50,15 @@ def default_optimizer(params, **overrides) -> torch.optim.Optimizer:
     return torch.optim.AdamW(params, **settings)
 
 
+def masked_views(views_per_post: list[list], annotated: torch.Tensor | None) -> list[list]:
+    """Each post's gold views with the ones its ``annotated`` row marks False replaced by ``None`` (what the metrics
+    skip: a missing annotation is not scored as "no label")."""
+    if annotated is None:
+        return views_per_post
+    rows = annotated.cpu().tolist()
+    return [[view if on else None for view, on in zip(post, row)] for post, row in zip(views_per_post, rows)]
+
+
 class FallacyModule(L.LightningModule):
     """Base LightningModule: the encoder, the optimiser recipe and the evaluation loop MVML and MVMD share.
 

@@ -23,6 +23,11 @@ over-predict; decoders with fewer than ``min_dev_spans`` dev spans keep 0. ``tun
 ``tuning_shrinkage`` and ``tuning_confirm`` choose how the biases are fitted (``models/decision_rules.py``: the
 per-decoder ``own`` rule overfits on real data). The decision biases live in the
 ``decision_o_bias`` buffer ``[D]`` (saved with the weights; all 0 unless tuned) and apply to every decode.
+
+``soft_targets=True`` (``data.targets=soft``): one decoder set (``num_views=1``, ``C`` decoders) trained on every
+view's tag sequence as a repeated observation of the same CRFs, ``Σ_v w_v · NLL(view v)`` (``view_weights``
+``w_v``, default 1; ``BIODecoders.soft_loss``); the batches keep every view's tags ``[B, V·C, W]``. A batch's
+``annotated`` ``[B, V]`` masks the views that did not annotate a post out of the loss and the dev scores.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from typing import Any
 
 import torch
 
-from models.base import FallacyModule
+from models.base import FallacyModule, masked_views
 from models.bio import tags_to_spans
 from models.decision_rules import SpanDev, check_scope, fit_o_bias, with_o_bias
 from models.encoder import ChunkedEncoder
@@ -72,6 +77,8 @@ class MVMD(FallacyModule):
         tuning_scope: str = "own",
         tuning_shrinkage: float = 20.0,
         tuning_confirm: bool = False,
+        soft_targets: bool = False,
+        view_weights: Sequence[float] | None = None,
     ):
         super().__init__(encoder, optimizer, scheduler, discriminative_decay, gradual_unfreezing, head_lr, val_metric)
         labels = [str(label) for label in labels]
@@ -88,6 +95,11 @@ class MVMD(FallacyModule):
         self.tuning_scope = check_scope(tuning_scope)
         self.tuning_shrinkage = float(tuning_shrinkage)
         self.tuning_confirm = bool(tuning_confirm)
+        self.soft_targets = bool(soft_targets)
+        if self.soft_targets and num_views != 1:
+            raise ValueError(f"soft_targets trains one decoder set: num_views must be 1, got {num_views}")
+        # view_weights count only with soft targets (a model read back for prediction carries them unused)
+        self.view_weights = None if view_weights is None else [float(w) for w in view_weights]
         num_decoders = num_views * len(labels)
         self.decoders = BIODecoders(
             self.encoder.hidden_size, num_decoders, loss_weights, 0.0 if self.tuned else float(o_bias)
@@ -114,8 +126,16 @@ class MVMD(FallacyModule):
         """Decoded tags ``[B, D, W]``."""
         return self.decoders.decode(self.decision_emissions(batch), batch["word_mask"])
 
+    def loss(self, emissions: torch.Tensor, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """The training objective: per-decoder NLL, or with ``soft_targets`` the sum over views of their NLL."""
+        annotated = batch.get("annotated")
+        if self.soft_targets:
+            weights = None if self.view_weights is None else emissions.new_tensor(self.view_weights)
+            return self.decoders.soft_loss(emissions, batch["tags"], batch["word_mask"], annotated, weights)
+        return self.decoders.loss(emissions, batch["tags"], batch["word_mask"], annotated)
+
     def training_step(self, batch, batch_idx):
-        loss = self.decoders.loss(self.emissions(batch), batch["tags"], batch["word_mask"])
+        loss = self.loss(self.emissions(batch), batch)
         self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
         return loss
 
@@ -125,21 +145,24 @@ class MVMD(FallacyModule):
         emissions = self.emissions(batch)
         mask = batch["word_mask"]
         size = batch["input_ids"].shape[0]
-        loss = self.decoders.loss(emissions, batch["tags"], mask)
+        loss = self.loss(emissions, batch)
         self.log(f"{split}/loss", loss, batch_size=size, sync_dist=True)
         predicted = self.batch_spans(self.decoders.decode(self.with_decision_bias(emissions), mask), mask)
-        gold = self.batch_spans(batch["tags"], mask)
+        gold_views = batch["tags"].shape[1] // len(self.labels)  # every annotator's, also for soft targets
+        gold = masked_views(self.batch_spans(batch["tags"], mask, gold_views), batch.get("annotated"))
         self.count_predictions(
-            split, sum(len(v) for post in predicted for v in post), sum(len(v) for post in gold for v in post)
+            split, sum(len(v) for post in predicted for v in post), sum(len(v or ()) for post in gold for v in post)
         )
         metric = self.metric_for(split)
         if metric is not None:
             metric.update(predicted, gold)
 
-    def batch_spans(self, tags: torch.Tensor, mask: torch.Tensor):
-        """Spans per post per view (``faina.formats.records.Span``, 1-based tokens) from tags ``[B, D, W]``."""
+    def batch_spans(self, tags: torch.Tensor, mask: torch.Tensor, num_views: int | None = None):
+        """Spans per post per view (``faina.formats.records.Span``, 1-based tokens) from tags ``[B, D, W]``
+        (``num_views``: the views the tags hold, default the model's)."""
         tags, lengths = tags.cpu(), mask.sum(-1).tolist()
-        return [tags_to_spans(tags[i], lengths[i], self.num_views, self.labels) for i in range(len(lengths))]
+        views = num_views or self.num_views
+        return [tags_to_spans(tags[i], lengths[i], views, self.labels) for i in range(len(lengths))]
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
         """Decoded tags, and ``inside`` ``[B, D, W]``: each word's CRF marginal of lying in a span of the decoder's
@@ -154,14 +177,39 @@ class MVMD(FallacyModule):
             "inside": self.decoders.inside_probabilities(emissions, mask).cpu(),
         }
 
+    def _dev_observations(self, batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Dev ``(emissions, tags, mask)`` for O-bias tuning. With ``soft_targets`` each view's tags are one
+        observation of the one decoder set (the posts repeated per view, the -O rule); a (post, view) pair whose
+        view did not annotate the post gets gold O and an overwhelming O emission, so it adds no span to any F1."""
+        emissions, tags, mask = (
+            self.emissions(batch).float().cpu(),
+            batch["tags"].cpu().clone(),
+            batch["word_mask"].cpu(),
+        )
+        labels = len(self.labels)
+        views = tags.shape[1] // labels
+        annotated = batch.get("annotated")
+        annotated = torch.ones(tags.shape[0], views, dtype=torch.bool) if annotated is None else annotated.cpu()
+        if self.soft_targets:
+            emissions = emissions.repeat_interleave(views, 0)
+            tags = tags.reshape(tags.shape[0] * views, labels, -1)
+            mask = mask.repeat_interleave(views, 0)
+            annotated = annotated.reshape(-1, 1)
+        missing = ~annotated.repeat_interleave(tags.shape[1] // annotated.shape[1], dim=1)  # [N, D]
+        if bool(missing.any()):
+            tags[missing] = 0
+            emissions = emissions.clone()
+            emissions[..., 0] = torch.where(
+                missing[:, :, None], torch.full_like(emissions[..., 0], 1e4), emissions[..., 0]
+            )
+        return emissions, tags, mask
+
     @torch.no_grad()
     def tune_decisions(self, batches: Iterable[Mapping[str, torch.Tensor]]) -> dict | None:
         """With ``o_bias="tuned"``: fit each decoder's decision O bias on labelled dev batches."""
         if not self.tuned:
             return None
-        collected = self.collect_in_eval(
-            batches, lambda batch: (self.emissions(batch).float().cpu(), batch["tags"].cpu(), batch["word_mask"].cpu())
-        )
+        collected = self.collect_in_eval(batches, self._dev_observations)
         if not collected:
             return None
         crf = self.decoders.crf

@@ -8,6 +8,12 @@ label picked on the fold's dev set after training (``tune_decisions``, ``models/
 in the ``thresholds`` buffer ``[V, C]``, so they are saved and loaded with the weights. ``tuning_scope``
 (``own`` | ``shared`` | ``shrunk``), ``tuning_shrinkage``, ``tuning_confirm`` and ``threshold_floor`` choose how
 they are fitted (``models/decision_rules.py``).
+
+``soft_targets=True`` (``data.targets=soft``): one head (``num_views=1``) trained with BCE against each post's
+share of annotated views per label (``MultiLabelHead.soft_loss``), so its sigmoid is the predicted share of
+annotators; the batches keep every view's targets ``[B, V, C]`` and its prediction is scored against each view.
+A batch's ``annotated`` ``[B, V]`` (views with the ``?`` marker are False) masks the missing annotations out of
+the loss and of the dev scores.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any
 
 import torch
 
-from models.base import FallacyModule
+from models.base import FallacyModule, masked_views
 from models.decision_rules import check_scope, fit_thresholds
 from models.encoder import ChunkedEncoder
 from models.heads import MultiLabelHead
@@ -46,6 +52,7 @@ class MVML(FallacyModule):
         tuning_shrinkage: float = 20.0,
         tuning_confirm: bool = False,
         threshold_floor: float = 0.0,
+        soft_targets: bool = False,
     ):
         super().__init__(encoder, optimizer, scheduler, discriminative_decay, gradual_unfreezing, head_lr, val_metric)
         labels = [str(label) for label in labels]
@@ -65,6 +72,9 @@ class MVML(FallacyModule):
         self.tuning_shrinkage = float(tuning_shrinkage)
         self.tuning_confirm = bool(tuning_confirm)
         self.threshold_floor = float(threshold_floor)
+        self.soft_targets = bool(soft_targets)
+        if self.soft_targets and num_views != 1:
+            raise ValueError(f"soft_targets trains one head: num_views must be 1, got {num_views}")
         self.head = MultiLabelHead(self.encoder.hidden_size, num_views, len(labels))
         self.register_buffer("thresholds", torch.full((num_views, len(labels)), float(initial)))
         self._register_load_state_dict_pre_hook(self._keep_thresholds_of_older_exports)
@@ -78,8 +88,15 @@ class MVML(FallacyModule):
         _, sentence = self.encoder(batch["input_ids"], batch["attention_mask"])
         return self.head(sentence)
 
+    def loss(self, logits: torch.Tensor, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """The training objective: per-view BCE, or with ``soft_targets`` BCE against the views' share."""
+        annotated = batch.get("annotated")
+        if self.soft_targets:
+            return self.head.soft_loss(logits, batch["labels"], annotated)
+        return self.head.loss(logits, batch["labels"], annotated)
+
     def training_step(self, batch, batch_idx):
-        loss = self.head.loss(self(batch), batch["labels"])
+        loss = self.loss(self(batch), batch)
         self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
         return loss
 
@@ -88,11 +105,11 @@ class MVML(FallacyModule):
             return
         logits = self(batch)
         size = batch["input_ids"].shape[0]
-        self.log(f"{split}/loss", self.head.loss(logits, batch["labels"]), batch_size=size, sync_dist=True)
+        self.log(f"{split}/loss", self.loss(logits, batch), batch_size=size, sync_dist=True)
         predicted = self.label_sets(self.decide(torch.sigmoid(logits)))
-        gold = self.label_sets(batch["labels"] > 0.5)
+        gold = masked_views(self.label_sets(batch["labels"] > 0.5), batch.get("annotated"))
         self.count_predictions(
-            split, sum(len(v) for post in predicted for v in post), sum(len(v) for post in gold for v in post)
+            split, sum(len(v) for post in predicted for v in post), sum(len(v or ()) for post in gold for v in post)
         )
         metric = self.metric_for(split)
         if metric is not None:
@@ -115,14 +132,27 @@ class MVML(FallacyModule):
             "predicted": self.decide(probabilities).cpu(),
         }
 
+    def _dev_observations(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Dev probabilities and targets ``[N, V, C]`` for threshold tuning. With ``soft_targets`` each annotated
+        view is one observation of the one head (the posts repeated per view, the evaluator's -O rule); a pair whose
+        view did not annotate the post gets probability and target 0, which no threshold counts in F1."""
+        probabilities = torch.sigmoid(self(batch)).float().cpu()
+        targets = batch["labels"].float().cpu()
+        annotated = batch.get("annotated")
+        annotated = torch.ones(targets.shape[:2], dtype=torch.bool) if annotated is None else annotated.cpu()
+        if self.soft_targets:
+            probabilities = probabilities.expand(-1, targets.shape[1], -1).reshape(-1, 1, targets.shape[2])
+            targets = targets.reshape(-1, 1, targets.shape[2])
+            annotated = annotated.reshape(-1, 1)
+        keep = annotated.unsqueeze(-1).to(probabilities.dtype)
+        return probabilities * keep, targets * keep
+
     @torch.no_grad()
     def tune_decisions(self, batches: Iterable[Mapping[str, torch.Tensor]]) -> dict | None:
         """With ``threshold="tuned"``: fit the per-view, per-label thresholds on labelled dev batches."""
         if not self.tuned:
             return None
-        collected = self.collect_in_eval(
-            batches, lambda batch: (torch.sigmoid(self(batch)).float().cpu(), batch["labels"].float().cpu())
-        )
+        collected = self.collect_in_eval(batches, self._dev_observations)
         if not collected:
             return None
         probabilities, targets = zip(*collected)

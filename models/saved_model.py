@@ -82,6 +82,7 @@ class MvmdSettings(SharedModuleSettings):
     loss_weights: Annotated[list[Annotated[float, Field(ge=0, le=10**6)]], Field(max_length=10**5)] | None = None
     o_bias: Annotated[float, Field(ge=-1000, le=1000)] | Literal["tuned"] = 0.0
     min_dev_spans: Count = 3
+    view_weights: Annotated[list[Annotated[float, Field(ge=0, le=10**6)]], Field(max_length=10**4)] | None = None
 
 
 MODULE_SETTINGS = {"MVML": MvmlSettings, "MVMD": MvmdSettings}

@@ -10,7 +10,7 @@ from common.errors import UserError
 from common.spread import mean_std
 from faina.formats.any_file import read_any
 from faina.formats.labels import LabelInventory
-from faina.formats.records import PostCorpus, SpanCorpus
+from faina.formats.records import PostCorpus, SpanCorpus, refuse_not_annotated
 
 ALL = "all"
 
@@ -130,6 +130,7 @@ def file_stats(
     """The statistics ``--json`` prints. ``agreement``: ``auto`` (with two or more views), ``yes`` (an error
     on a one-view file) or ``no``."""
     corpus = read_any(path, inventory, repair=repair)
+    refuse_not_annotated(corpus, "faina.stats")
     stats = corpus_stats(corpus)
     if agreement == "yes" or (agreement == "auto" and corpus.num_views > 1):
         from faina.analysis.agreement import agreement as compute_agreement

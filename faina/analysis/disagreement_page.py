@@ -9,7 +9,7 @@ from pathlib import Path
 from common.errors import UserError
 from faina.formats.conll import check_aligned, read_conll
 from faina.formats.labels import LabelInventory
-from faina.formats.records import Post, Span, SpanCorpus
+from faina.formats.records import Post, Span, SpanCorpus, refuse_not_annotated
 
 DISAGREEMENT = " ≠"
 
@@ -133,6 +133,7 @@ def show(
 ) -> Path:
     inventory = LabelInventory.load(labels)
     gold = read_conll(file, inventory)
+    refuse_not_annotated(gold, "faina.show")
     if not gold.labelled:
         raise UserError(
             "the file has empty label cells (an unlabelled file)",

@@ -35,7 +35,7 @@ def coarse_spans(spans: Iterable[Span], inventory: LabelInventory) -> tuple[Span
 def coarse_post(post: Post, inventory: LabelInventory) -> Post:
     if post.spans is None:
         return post
-    return post.with_spans([coarse_spans(view, inventory) for view in post.spans])
+    return post.with_spans([None if view is None else coarse_spans(view, inventory) for view in post.spans])
 
 
 def coarse_corpus(corpus: SpanCorpus, inventory: LabelInventory) -> SpanCorpus:
@@ -51,7 +51,14 @@ def coarse_labels(labels: Iterable[str], inventory: LabelInventory) -> tuple[str
 
 def coarse_rows(corpus: PostCorpus, inventory: LabelInventory) -> PostCorpus:
     rows = tuple(
-        PostRow(r.post_id, r.date, r.topic, r.text, tuple(coarse_labels(v, inventory) for v in r.labels), r.line)
+        PostRow(
+            r.post_id,
+            r.date,
+            r.topic,
+            r.text,
+            tuple(None if v is None else coarse_labels(v, inventory) for v in r.labels),
+            r.line,
+        )
         for r in corpus.rows
     )
     return PostCorpus(rows, corpus.num_views, path=corpus.path)

@@ -14,9 +14,9 @@ from pathlib import Path
 from faina.data.hf_datasets import TOKENS, corpus_to_dataset, labels_column, tag_column
 from faina.formats.conll import _PostParser
 from faina.formats.labels import LabelInventory
-from faina.formats.records import Post, PostCorpus, PostRow, SpanCorpus
+from faina.formats.records import NOT_ANNOTATED, Post, PostCorpus, PostRow, SpanCorpus
 
-FEATURES_VERSION = 1  # bump when the encoding rule changes, so old cached features are not reused
+FEATURES_VERSION = 2  # bump when the encoding rule changes, so old cached features are not reused
 
 
 def _record(row: dict, level: str, num_views: int):
@@ -30,8 +30,13 @@ def _record(row: dict, level: str, num_views: int):
         row["post_date"],
         row["post_topic_keywords"],
         row["post_text"],
-        tuple(tuple(row[labels_column(v)]) for v in range(num_views)),
+        tuple(_view_labels(row[labels_column(v)]) for v in range(num_views)),
     )
+
+
+def _view_labels(cell: list[str]) -> tuple[str, ...] | None:
+    """A post-level dataset column's labels of one view; ``[NOT_ANNOTATED]`` is a view that did not annotate."""
+    return None if list(cell) == [NOT_ANNOTATED] else tuple(cell)
 
 
 def _encode_row(
@@ -51,6 +56,7 @@ def _encode_row(
     out = {"input_ids": list(feature["input_ids"]), "word_starts": list(feature["word_starts"]), "post_index": index}
     for key in ("tags", "labels"):
         out[key] = feature[key].tolist() if key in feature else None
+    out["annotated"] = feature.get("annotated")
     return out
 
 
@@ -117,5 +123,7 @@ def encode_cached(
             feature["tags"] = torch.tensor(row["tags"], dtype=torch.long)
         if row["labels"] is not None:
             feature["labels"] = torch.tensor(row["labels"], dtype=torch.float32)
+        if row.get("annotated") is not None:
+            feature["annotated"] = list(row["annotated"])
         features.append(feature)
     return features, {"cached": existed, "seconds": time.perf_counter() - started, "file": str(cache_file)}

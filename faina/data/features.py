@@ -4,6 +4,11 @@ Each word is tokenised on its own pieces of the post (``is_split_into_words``); 
 first subword (``word_starts``), as in HF ``run_ner.py``. A word the tokenizer maps to nothing (e.g. a
 lone control character) gets the unknown token, so every token of every post receives a prediction.
 Posts are never cut here: ``models.encoder.ChunkedEncoder`` encodes long posts in windows.
+
+A post with a view that did not annotate it (the ``?`` marker: ``None`` in the records) gets an ``annotated``
+list (one bool per view) beside its targets, whose missing views hold zeros; the collator turns it into the
+batch's ``annotated`` ``[B, V]`` mask (all True for the other posts) that the models' losses and dev scores use, so
+a missing annotation is never trained or scored as "no label".
 """
 
 from __future__ import annotations
@@ -35,7 +40,9 @@ def span_features(post: Post, index: int, tokenizer, labels: Sequence[str], num_
     ids, starts = subword_ids(post.tokens, tokenizer)
     feature = {"input_ids": ids, "word_starts": starts, "post_index": index}
     if post.spans is not None:
-        feature["tags"] = spans_to_tags(post.spans, len(post.tokens), labels)
+        feature["tags"] = spans_to_tags([view or () for view in post.spans], len(post.tokens), labels)
+        if any(view is None for view in post.spans):
+            feature["annotated"] = [view is not None for view in post.spans]
     return feature
 
 
@@ -43,10 +50,18 @@ def post_features(row: PostRow, index: int, tokenizer, labels: Sequence[str], nu
     ids = tokenizer(row.text, add_special_tokens=False)["input_ids"] or [tokenizer.unk_token_id]
     targets = torch.zeros(num_views, len(labels))
     position = {label: i for i, label in enumerate(labels)}
+    annotated = [True] * num_views
     for view in range(min(num_views, len(row.labels))):
-        for label in row.label_set(view):
+        labels_of_view = row.label_set(view)
+        if labels_of_view is None:
+            annotated[view] = False
+            continue
+        for label in labels_of_view:
             targets[view, position[label]] = 1.0
-    return {"input_ids": ids, "word_starts": [0], "post_index": index, "labels": targets}
+    feature = {"input_ids": ids, "word_starts": [0], "post_index": index, "labels": targets}
+    if not all(annotated):
+        feature["annotated"] = annotated
+    return feature
 
 
 class Collator:
@@ -83,4 +98,13 @@ class Collator:
             batch["tags"] = tags
         if "labels" in features[0]:
             batch["labels"] = torch.stack([f["labels"] for f in features])
+        if any("annotated" in f for f in features):
+            views = (
+                batch["labels"].shape[1]
+                if "labels" in batch
+                else len(next(f for f in features if "annotated" in f)["annotated"])
+            )
+            batch["annotated"] = torch.tensor(
+                [list(f["annotated"]) if "annotated" in f else [True] * views for f in features], dtype=torch.bool
+            )
         return batch

@@ -22,7 +22,7 @@ from pathlib import Path
 from common.errors import UserError
 from faina.formats.conll import OUTSIDE, _cells, _PostParser
 from faina.formats.labels import LabelInventory
-from faina.formats.records import Post, PostCorpus, PostRow, SpanCorpus
+from faina.formats.records import NOT_ANNOTATED, Post, PostCorpus, PostRow, SpanCorpus
 from faina.formats.tsv import post_corpus_from_spans
 
 TOKENS = "tokens"
@@ -63,7 +63,8 @@ def corpus_to_dataset(corpus: SpanCorpus | PostCorpus):
         for key, value in zip(META_COLUMNS, (row.post_id, row.date, row.topic, row.text)):
             columns[key].append(value)
         for v, view in enumerate(views):
-            columns[view].append(sorted(row.label_set(v)) if v < len(row.labels) else [])
+            labels = row.label_set(v) if v < len(row.labels) else frozenset()
+            columns[view].append([NOT_ANNOTATED] if labels is None else sorted(labels))  # a view that did not annotate
     features = Features({**meta, **{view: Seq(Value("string")) for view in views}})
     return Dataset.from_dict(columns, features=features)
 

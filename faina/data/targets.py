@@ -8,7 +8,16 @@ corpus, before features), so a model simply sees a corpus with one view:
 - ``union``: a label holds where *any* view has it;
 - ``intersection``: where *all* views have it;
 - ``majority``: where *more than half* of the views have it (needs three or more views: with two it is
-  the intersection, and the name would hide that).
+  the intersection, and the name would hide that);
+- ``soft``: the corpus keeps every view (nothing is aggregated here), but the model gets *one* head (MVML) or
+  one decoder set (MVMD) trained on all of them: MVML's BCE against the share of views giving each label, MVMD's
+  sum of each view's CRF negative log-likelihood (``models/heads.py``), so one model predicts the distribution
+  of the annotators rather than each annotator or one aggregate (``model_views``: 1).
+
+Views that did not annotate a post (``None``, the files' ``?`` marker) take no part in its aggregation: the rules
+run over the post's annotated views only, so ``majority`` means more than half of the views that annotated the post
+(of 5 annotators of whom 2 skipped it: 2 of the 3 others), ``intersection`` all of them. A labelled post that no
+view annotated stays labelled with an aggregated view that is ``None`` too (it is left out of training and scoring).
 
 Post level: on each post's label sets. Span level: on tokens, per label: a token is in an aggregated
 span of label X if the rule holds for the views that put it in an X span; maximal runs of consecutive
@@ -24,7 +33,12 @@ from collections.abc import Sequence
 from common.errors import UserError
 from faina.formats.records import Post, PostCorpus, PostRow, Span, SpanCorpus, span_order
 
-TARGETS = ("views", "union", "intersection", "majority")
+TARGETS = ("views", "union", "intersection", "majority", "soft")
+
+
+def model_views(target: str, num_views: int) -> int:
+    """How many views of heads/decoders a model trained on ``target`` has: every view for ``views``, else one."""
+    return num_views if target == "views" else 1
 
 
 def check_target(target: str, num_views: int, path: str | None = None) -> None:
@@ -48,8 +62,13 @@ def _holds(count: int, num_views: int, target: str) -> bool:
     return 2 * count > num_views  # majority
 
 
-def aggregate_spans(views: Sequence[Sequence[Span]], target: str) -> tuple[Span, ...]:
-    """The aggregated spans of one post (token-per-label rule, then maximal runs), in file order."""
+def aggregate_spans(views: Sequence[Sequence[Span] | None], target: str) -> tuple[Span, ...] | None:
+    """The aggregated spans of one post (token-per-label rule, then maximal runs), in file order.
+
+    Views given as ``None`` (not annotated) are left out; with no annotated view the result is ``None``."""
+    views = [view for view in views if view is not None]
+    if not views:
+        return None
     num_views = len(views)
     counts: dict[str, dict[int, int]] = {}
     for spans in views:
@@ -77,17 +96,19 @@ def aggregate_spans(views: Sequence[Sequence[Span]], target: str) -> tuple[Span,
     return tuple(sorted(result, key=span_order))
 
 
-def aggregate_labels(views: Sequence[Sequence[str]], target: str) -> tuple[str, ...]:
-    """The aggregated label set of one post, sorted by name."""
-    sets = [set(label for label in view if label) for view in views]
+def aggregate_labels(views: Sequence[Sequence[str] | None], target: str) -> tuple[str, ...] | None:
+    """The aggregated label set of one post, sorted by name, over its annotated views (``None``: none annotated)."""
+    sets = [set(label for label in view if label) for view in views if view is not None]
+    if not sets:
+        return None
     every = set().union(*sets) if sets else set()
     return tuple(sorted(label for label in every if _holds(sum(label in s for s in sets), len(sets), target)))
 
 
 def aggregate_corpus(corpus: SpanCorpus | PostCorpus, target: str) -> SpanCorpus | PostCorpus:
-    """The corpus with its views aggregated into one (``views``: unchanged). Unlabelled posts stay so."""
+    """The corpus with its views aggregated into one (``views``, ``soft``: unchanged). Unlabelled posts stay so."""
     check_target(target, corpus.num_views, corpus.path)
-    if target == "views":
+    if target in ("views", "soft"):
         return corpus
     if isinstance(corpus, SpanCorpus):
         posts = [_aggregate_post(post, target) for post in corpus.posts]

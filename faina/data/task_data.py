@@ -14,7 +14,7 @@ from pathlib import Path
 
 from common.errors import UserError
 from faina.data.coarse import coarse_corpus, coarse_rows
-from faina.data.targets import aggregate_corpus
+from faina.data.targets import aggregate_corpus, model_views
 from faina.formats.conll import read_conll
 from faina.formats.labels import LabelInventory
 from faina.formats.records import PostCorpus, SpanCorpus
@@ -36,7 +36,13 @@ class TaskData:
 
     @property
     def num_views(self) -> int:
+        """The views of the training corpus (every annotator's for ``views`` and ``soft``, 1 when aggregated)."""
         return self.labelled.num_views
+
+    @property
+    def model_views(self) -> int:
+        """The views of heads/decoders the model has: one for ``soft`` (one head trained on every view)."""
+        return model_views(self.targets, self.num_views)
 
     @property
     def gold_corpus(self) -> SpanCorpus | PostCorpus:
@@ -44,11 +50,15 @@ class TaskData:
         return self.gold if self.gold is not None else self.labelled
 
     def label_sets(self, corpus: SpanCorpus | PostCorpus | None = None) -> list[list[tuple[str, ...]]]:
-        """Per post, per view, the post-level labels (used for stratification and MVML targets)."""
+        """Per post, per view, the post-level labels (used for stratification and MVML targets); ``None`` for a view
+        that did not annotate the post."""
         corpus = corpus or self.labelled
         if isinstance(corpus, SpanCorpus):
             return [[post.labels(v) for v in range(corpus.num_views)] for post in corpus.posts]
-        return [[tuple(sorted(row.label_set(v))) for v in range(corpus.num_views)] for row in corpus.rows]
+        return [
+            [None if row.labels[v] is None else tuple(sorted(row.label_set(v))) for v in range(corpus.num_views)]
+            for row in corpus.rows
+        ]
 
 
 def read_level(path: str | Path, level: str, grain: str, inventory: LabelInventory, repair: bool = False):
@@ -64,9 +74,9 @@ def read_level(path: str | Path, level: str, grain: str, inventory: LabelInvento
 
 def _only_fine(corpus, inventory: LabelInventory):
     if isinstance(corpus, SpanCorpus):
-        labels = {s.label for p in corpus.posts for view in (p.spans or ()) for s in view}
+        labels = {s.label for p in corpus.posts for view in (p.spans or ()) for s in view or ()}
     else:
-        labels = {label for r in corpus.rows for view in r.labels for label in view}
+        labels = {label for r in corpus.rows for view in r.labels for label in view or ()}
     coarse = labels & set(inventory.coarse)
     if coarse:
         raise UserError(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from common.errors import UserError
 from faina.formats.labels import LabelInventory
-from faina.formats.records import Post, Span, SpanCorpus, span_order
+from faina.formats.records import NOT_ANNOTATED, Post, Span, SpanCorpus, span_order
 from faina.formats.text_file import read_lines
 
 HEADER_KEYS = ("post_id", "post_date", "post_topic_keywords", "post_text")
@@ -34,7 +34,11 @@ def unknown_label_error(label: str, allowed: Iterable[str], inventory: LabelInve
 
 
 class _PostParser:
-    """Builds one post's spans token by token, per view, enforcing the BIO rules."""
+    """Builds one post's spans token by token, per view, enforcing the BIO rules.
+
+    A view whose first token's cell is ``NOT_ANNOTATED`` did not annotate the post: every token of the post must
+    carry the marker in that column, and ``finish`` gives ``None`` for the view.
+    """
 
     def __init__(self, path: str, num_views: int, repair: bool):
         self.path = path
@@ -42,12 +46,42 @@ class _PostParser:
         self.open: list[dict[str, list[int]]] = [{} for _ in range(num_views)]
         self.spans: list[list[Span]] = [[] for _ in range(num_views)]
         self.repairs: list[str] = []
+        self.missing: list[bool | None] = [None] * num_views  # set by the post's first token
+        self.first_line: int | None = None
+
+    def _check_marker(self, view: int, cell: str, line: int) -> bool:
+        """Whether the view's cell is the not-annotated marker, consistently over the post's tokens."""
+        marked = cell == NOT_ANNOTATED
+        if not marked and NOT_ANNOTATED in cell.split("|"):
+            raise UserError(
+                f"the not-annotated marker {NOT_ANNOTATED!r} is mixed with tags in label column {view + 1}",
+                path=self.path,
+                line=line,
+                fix=f"write {NOT_ANNOTATED!r} alone on every token of a post the annotator did not label",
+            )
+        if self.missing[view] is None:
+            self.missing[view] = marked
+        elif self.missing[view] != marked:
+            first = "carries" if self.missing[view] else "does not carry"
+            raise UserError(
+                f"label column {view + 1} {'carries' if marked else 'does not carry'} the not-annotated marker "
+                f"{NOT_ANNOTATED!r} here, but the post's first token (line {self.first_line}) {first} it",
+                path=self.path,
+                line=line,
+                fix=f"a view annotates a whole post or none of it: write {NOT_ANNOTATED!r} on every token of the "
+                "post in that column, or tags (O outside spans) on every token",
+            )
+        return marked
 
     def add_token(
         self, index: int, cells: Sequence[str], line: int, allowed: set[str], inventory: LabelInventory
     ) -> None:
+        if self.first_line is None:
+            self.first_line = line
         for view, cell in enumerate(cells):
             tagged: set[str] = set()
+            if self._check_marker(view, cell, line):
+                continue
             if cell != OUTSIDE:
                 for tag in cell.split("|"):
                     bio, sep, label = tag.partition("-")
@@ -98,11 +132,13 @@ class _PostParser:
         first, last = self.open[view].pop(label)
         self.spans[view].append(Span(first, last, label))
 
-    def finish(self) -> tuple[tuple[Span, ...], ...]:
+    def finish(self) -> tuple[tuple[Span, ...] | None, ...]:
         for view in range(len(self.open)):
             for label in list(self.open[view]):
                 self._close(view, label)
-        return tuple(tuple(sorted(view, key=span_order)) for view in self.spans)
+        return tuple(
+            None if missing else tuple(sorted(view, key=span_order)) for view, missing in zip(self.spans, self.missing)
+        )
 
 
 def read_conll(
@@ -222,7 +258,7 @@ def read_conll(
             if labelled:
                 parser.add_token(expected, cells, line_no, allowed, inventory)
                 for cell in cells:
-                    if cell != OUTSIDE:
+                    if cell not in (OUTSIDE, NOT_ANNOTATED):
                         tags = cell.split("|")
                         for tag in tags:
                             grain_seen.setdefault("coarse" if tag[2:] in inventory.coarse else "fine", line_no)
@@ -277,7 +313,11 @@ def _cells(post: Post, num_views: int) -> list[list[str]]:
     if post.spans is None:
         return [[""] * num_views for _ in range(n)]
     cells = [[[] for _ in range(num_views)] for _ in range(n)]
+    missing = set()
     for view, spans in enumerate(post.spans):
+        if spans is None:
+            missing.add(view)
+            continue
         taken: dict[str, int] = {}
         for span in sorted(spans, key=lambda s: (s.label, s.first)):
             if not 1 <= span.first <= span.last <= n:
@@ -287,7 +327,13 @@ def _cells(post: Post, num_views: int) -> list[list[str]]:
             taken[span.label] = span.last
             for t in span.tokens():
                 cells[t - 1][view].append(("B-" if t == span.first else "I-") + span.label)
-    return [["|".join(sorted(c, key=lambda tag: tag[2:])) or OUTSIDE for c in row] for row in cells]
+    return [
+        [
+            NOT_ANNOTATED if v in missing else "|".join(sorted(c, key=lambda tag: tag[2:])) or OUTSIDE
+            for v, c in enumerate(row)
+        ]
+        for row in cells
+    ]
 
 
 def format_conll(corpus: SpanCorpus) -> str:

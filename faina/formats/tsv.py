@@ -1,8 +1,9 @@
 """Reader and writer of Faina's post-level TSV file (see docs/faina-format.md).
 
 A header line, then one post per line: id, date, topic, text and one labels cell per view (labels
-joined by ``|`` in name order, empty when the view marked none). The number of views is the number of
-``labels_*`` columns. Writing what was read gives the same bytes back for a well-formed file.
+joined by ``|`` in name order, empty when the view marked none, ``?`` alone when the view did not annotate the
+post: ``PostRow.labels[v]`` is then ``None``). The number of views is the number of ``labels_*`` columns.
+Writing what was read gives the same bytes back for a well-formed file.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from common.errors import UserError
 from faina.formats.conll import unknown_label_error
 from faina.formats.labels import LabelInventory
-from faina.formats.records import PostCorpus, PostRow, SpanCorpus
+from faina.formats.records import NOT_ANNOTATED, PostCorpus, PostRow, SpanCorpus
 from faina.formats.text_file import read_lines
 
 FIXED_COLUMNS = ("post_id", "post_date", "post_topic_keywords", "post_text")
@@ -60,7 +61,19 @@ def read_post_tsv(path: str | Path, inventory: LabelInventory | None = None, *, 
         seen[post_id] = index
         labels = []
         for view, cell in enumerate(parts[4:]):
+            if cell == NOT_ANNOTATED:
+                labels.append(None)
+                continue
             items = tuple(cell.split("|")) if cell else ()
+            if NOT_ANNOTATED in items:
+                raise UserError(
+                    f"the not-annotated marker {NOT_ANNOTATED!r} is mixed with labels in the cell {cell!r} "
+                    f"of labels column {view + 1}",
+                    path=path,
+                    line=index,
+                    fix=f"write {NOT_ANNOTATED!r} alone when the annotator did not label the post, "
+                    "or the labels alone (an empty cell: labelled with no fallacy)",
+                )
             for label in items:
                 if label == "":
                     raise UserError(
@@ -96,8 +109,12 @@ def read_post_tsv(path: str | Path, inventory: LabelInventory | None = None, *, 
 def format_post_tsv(corpus: PostCorpus) -> str:
     lines = [header_for(corpus.num_views)]
     for row in corpus.rows:
-        lines.append("\t".join([row.post_id, row.date, row.topic, row.text, *("|".join(v) for v in row.labels)]))
+        lines.append("\t".join([row.post_id, row.date, row.topic, row.text, *(_cell(v) for v in row.labels)]))
     return "\n".join(lines) + "\n"
+
+
+def _cell(labels) -> str:
+    return NOT_ANNOTATED if labels is None else "|".join(labels)
 
 
 def write_post_tsv(corpus: PostCorpus, path: str | Path) -> Path:
@@ -109,7 +126,9 @@ def write_post_tsv(corpus: PostCorpus, path: str | Path) -> Path:
 def rows_with_labels(corpus: PostCorpus, labels: Sequence[Sequence[Sequence[str]]]) -> PostCorpus:
     """The same posts with new label sets per view (e.g. predictions), each cell sorted by name."""
     rows = tuple(
-        PostRow(r.post_id, r.date, r.topic, r.text, tuple(tuple(sorted(set(v))) for v in lab), r.line)
+        PostRow(
+            r.post_id, r.date, r.topic, r.text, tuple(None if v is None else tuple(sorted(set(v))) for v in lab), r.line
+        )
         for r, lab in zip(corpus.rows, labels, strict=True)
     )
     return PostCorpus(rows, len(labels[0]) if labels else corpus.num_views, path=corpus.path)

@@ -9,7 +9,7 @@ from common.errors import UserError
 from faina.data.coarse import coarse_corpus, coarse_rows
 from faina.formats.conll import check_aligned, read_conll
 from faina.formats.labels import LabelInventory
-from faina.formats.records import PostCorpus, SpanCorpus
+from faina.formats.records import NOT_ANNOTATED, PostCorpus, SpanCorpus, annotated_mask, has_not_annotated
 from faina.formats.tsv import check_rows_aligned, read_post_tsv
 from metrics.faina_post_counts import PostMicroTally
 from metrics.faina_span_sums import SpanOverlapTally
@@ -31,12 +31,12 @@ def parse_task(task: str) -> tuple[str, str]:
 
 # --- reading -------------------------------------------------------------------------------------
 def _span_grain(corpus: SpanCorpus, inventory: LabelInventory) -> str:
-    labels = {s.label for post in corpus.posts if post.spans for view in post.spans for s in view}
+    labels = {s.label for post in corpus.posts if post.spans for view in post.spans for s in view or ()}
     return inventory.grain_of(labels)
 
 
 def _row_grain(corpus: PostCorpus, inventory: LabelInventory) -> str:
-    return inventory.grain_of({label for row in corpus.rows for view in row.labels for label in view})
+    return inventory.grain_of({label for row in corpus.rows for view in row.labels for label in view or ()})
 
 
 def _to_grain(corpus, file_grain: str, grain: str, inventory: LabelInventory, derive, what: str):
@@ -63,6 +63,7 @@ def prepare_span_corpora(
                 fix="fill every label cell (O outside spans)",
             )
     _check_views(gold.num_views, pred.num_views, pred.path, one_pred)
+    _refuse_marker_in_prediction(pred)
     check_aligned(gold, pred)
     gold = _to_grain(gold, _span_grain(gold, inventory), grain, inventory, coarse_corpus, "gold")
     pred = _to_grain(pred, _span_grain(pred, inventory), grain, inventory, coarse_corpus, "prediction")
@@ -73,10 +74,34 @@ def prepare_post_corpora(
     grain: str, gold: PostCorpus, pred: PostCorpus, inventory: LabelInventory, one_pred: bool
 ) -> tuple[PostCorpus, PostCorpus]:
     _check_views(gold.num_views, pred.num_views, pred.path, one_pred)
+    _refuse_marker_in_prediction(pred)
     check_rows_aligned(gold, pred)
     gold = _to_grain(gold, _row_grain(gold, inventory), grain, inventory, coarse_rows, "gold")
     pred = _to_grain(pred, _row_grain(pred, inventory), grain, inventory, coarse_rows, "prediction")
     return gold, pred
+
+
+def _refuse_marker_in_prediction(pred: SpanCorpus | PostCorpus) -> None:
+    """A prediction says something about every post and view; the not-annotated marker belongs to gold files."""
+    if has_not_annotated(pred):
+        items = pred.posts if isinstance(pred, SpanCorpus) else pred.rows
+        first = next(item for item in items if not all(item.annotated(v) for v in range(pred.num_views)))
+        raise UserError(
+            f"the prediction file marks post {first.post_id!r} as not annotated ({NOT_ANNOTATED!r})",
+            path=pred.path,
+            line=first.line,
+            fix=f"predict every post and view; {NOT_ANNOTATED!r} marks a missing annotation in a gold file only",
+        )
+
+
+def unannotated_counts(gold: SpanCorpus | PostCorpus) -> dict[str, int]:
+    """The (post, view) pairs of the gold file its views did not annotate, and the posts no view annotated
+    (left out of every score); empty for a file without the marker, so its output is unchanged."""
+    mask = annotated_mask(gold)
+    pairs = sum(not on for row in mask for on in row)
+    if not pairs:
+        return {}
+    return {"pairs_not_annotated": pairs, "posts_not_annotated": sum(not any(row) for row in mask)}
 
 
 def _check_views(gold_views: int, pred_views: int, pred_path: str, one_pred: bool) -> None:
@@ -123,7 +148,7 @@ def score_spans(
             per_label_result["exact"] = found["per_label"]
     if per_label:
         result["per_label"] = per_label_result
-    return {"scores": result, "counts": counts}
+    return {"scores": result, "counts": {**counts, **unannotated_counts(gold)}}
 
 
 def score_posts(
@@ -141,7 +166,7 @@ def score_posts(
     result: dict[str, Any] = {"strict": metric.compute()}
     if per_label:
         result["per_label"] = {"strict": metric.compute_per_label()}
-    return {"scores": result, "counts": metric.counts()}
+    return {"scores": result, "counts": {**metric.counts(), **unannotated_counts(gold)}}
 
 
 def _evaluate(
@@ -232,8 +257,13 @@ def format_table(task: str, gold: str, pred: str, outcome: dict[str, Any], one_p
         f"- Predictions:  {pred}" + ("  (one prediction scored against every view)" if one_pred else ""),
         f"- Predicted {unit}: " + "; ".join(f"{v}: {n}" for v, n in zip(views, counts["predicted"])),
         f"- Gold {unit}: " + "; ".join(f"{v}: {n}" for v, n in zip(views, counts["gold"])),
-        "=" * 60,
     ]
+    if counts.get("pairs_not_annotated"):
+        lines.append(
+            f"- Not annotated (marker ?, left out of the scores): {counts['pairs_not_annotated']} (post, view) "
+            f"pair(s); posts with no annotated view: {counts['posts_not_annotated']}"
+        )
+    lines.append("=" * 60)
     for mode in ("strict", "soft", "exact"):
         if mode not in scores:
             continue

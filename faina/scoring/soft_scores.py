@@ -4,7 +4,8 @@ into their arrays (docs/soft-labels.md):
 
 - items: posts (post level) or every token of every post (span level), in file order;
 - gold soft label of an item and label: the share of the gold file's views that give it (a post's label set;
-  a token inside a span of the label);
+  a token inside a span of the label), over the views that annotated the item when some carry the ``?`` marker
+  (an item no view annotated is left out and counted, ``items_not_annotated``);
 - predicted soft label: the mean over the probability file's views of their probabilities, i.e. the expected
   share of annotators who give the label when each view models one annotator (a one-view model, e.g.
   ``data.targets=union``, is its own prediction of the share);
@@ -22,7 +23,7 @@ import numpy as np
 
 from common.errors import UserError
 from faina.formats.probability_file import ProbabilityFile
-from faina.formats.records import PostCorpus, SpanCorpus
+from faina.formats.records import PostCorpus, SpanCorpus, annotated_mask, has_not_annotated
 from metrics.soft_labels import ECE_BINS, MEASURES, error_rates, prior, soft_label_report, soft_labels
 
 
@@ -33,7 +34,7 @@ def span_votes(corpus: SpanCorpus, labels: Sequence[str]) -> np.ndarray:
     for post in corpus.posts:
         block = np.zeros((len(post.tokens), corpus.num_views, len(labels)), dtype=bool)
         for v, spans in enumerate(post.spans or ()):
-            for span in spans:
+            for span in spans or ():
                 if span.label in index:
                     block[span.first - 1 : span.last, v, index[span.label]] = True
         blocks.append(block)
@@ -43,13 +44,29 @@ def span_votes(corpus: SpanCorpus, labels: Sequence[str]) -> np.ndarray:
 def post_votes(corpus: PostCorpus, labels: Sequence[str]) -> np.ndarray:
     """0/1 ``[posts, V, C]``: whether view ``v`` gives the post label ``c``."""
     return np.array(
-        [[[label in row.label_set(v) for label in labels] for v in range(corpus.num_views)] for row in corpus.rows],
+        [
+            [[label in (row.label_set(v) or ()) for label in labels] for v in range(corpus.num_views)]
+            for row in corpus.rows
+        ],
         dtype=bool,
     ).reshape(len(corpus.rows), corpus.num_views, len(labels))
 
 
 def votes(corpus: SpanCorpus | PostCorpus, labels: Sequence[str]) -> np.ndarray:
     return span_votes(corpus, labels) if isinstance(corpus, SpanCorpus) else post_votes(corpus, labels)
+
+
+def annotated_items(corpus: SpanCorpus | PostCorpus) -> np.ndarray | None:
+    """``[items, V]`` bool: whether view ``v`` annotated the item's post (a token repeats its post's row); ``None``
+    for a file without the not-annotated marker, so its shares and scores are computed exactly as before."""
+    if not has_not_annotated(corpus):
+        return None
+    mask = annotated_mask(corpus)
+    if isinstance(corpus, SpanCorpus):
+        rows = [row for post, row in zip(corpus.posts, mask) for _ in post.tokens]
+    else:
+        rows = mask
+    return np.array(rows, dtype=bool).reshape(len(rows), corpus.num_views)
 
 
 def predicted_soft_labels(probabilities: ProbabilityFile) -> np.ndarray:
@@ -124,12 +141,15 @@ def soft_scores(
     labels = list(labels)
     check_probabilities_match(probabilities, gold, labels)
     probabilities = _reordered(probabilities, labels)
-    gold_soft = soft_labels(votes(gold, labels))
-    reference = prior(soft_labels(votes(prior_corpus if prior_corpus is not None else gold, labels)))
+    # the share is over the views that annotated each item; items no view annotated are NaN, left out
+    gold_soft = soft_labels(votes(gold, labels), annotated_items(gold))
+    reference_corpus = prior_corpus if prior_corpus is not None else gold
+    reference = prior(soft_labels(votes(reference_corpus, labels), annotated_items(reference_corpus)))
     result = {
         "level": probabilities.level,
         "items": int(gold_soft.shape[0]),
         "gold_views": gold.num_views,
+        **_unannotated_items(gold_soft),
         "prediction_views": list(probabilities.views),
         "prior_from": "train" if prior_corpus is not None else "gold",
         "ece_bins": ECE_BINS,
@@ -140,12 +160,19 @@ def soft_scores(
     return result
 
 
+def _unannotated_items(gold_soft: np.ndarray) -> dict:
+    """``{"items_not_annotated": n}`` when some items have no annotated view (NaN shares), else nothing."""
+    missing = int(np.isnan(gold_soft).all(axis=1).sum()) if gold_soft.size else 0
+    return {"items_not_annotated": missing} if missing else {}
+
+
 def perspectivist(gold: SpanCorpus | PostCorpus, predicted: SpanCorpus | PostCorpus, labels: Sequence[str]) -> dict:
-    """``{"error_rate": {"a1": …, …, "avg": …}}``: each gold view against its prediction view (or the one)."""
+    """``{"error_rate": {"a1": …, …, "avg": …}}``: each gold view against its prediction view (or the one), over
+    the items the view annotated."""
     gold_votes, predicted_votes = votes(gold, labels), votes(predicted, labels)
     if predicted_votes.shape[1] != gold_votes.shape[1]:
         predicted_votes = np.repeat(predicted_votes[:, :1], gold_votes.shape[1], axis=1)  # the -O rule
-    rates = error_rates(predicted_votes, gold_votes)
+    rates = error_rates(predicted_votes, gold_votes, annotated_items(gold))
     table = {f"a{v + 1}": round(float(rate), 6) for v, rate in enumerate(rates)}
     table["avg"] = round(float(np.mean(rates)), 6)
     return {"error_rate": table}
@@ -160,6 +187,8 @@ def format_soft_table(result: dict) -> str:
         f"prediction = mean of {', '.join(result['prediction_views'])}; prior from {prior_note}; ECE over "
         f"{result['ece_bins']} equal-width bins"
     )
+    if result.get("items_not_annotated"):
+        heading += f"; {result['items_not_annotated']} {unit} no view annotated left out"
     lines = [heading, f"{'':18}{'model':>10}{'prior':>10}{'oracle':>10}"]
     names = {"cross_entropy": "cross-entropy", "manhattan": "manhattan", "ece": "ece"}
     for measure in MEASURES:

@@ -30,21 +30,41 @@ def load_tokenizer(name_or_path: str, trust_remote_code: bool = False):
 
 
 def build_model(
-    model_cfg: DictConfig, encoder_cfg: DictConfig, level: str, labels, num_views: int, inventory: LabelInventory
+    model_cfg: DictConfig,
+    encoder_cfg: DictConfig,
+    level: str,
+    labels,
+    num_views: int,
+    inventory: LabelInventory,
+    gold_views: int | None = None,
+    soft_targets: bool = False,
 ):
-    """Instantiate the LightningModule of ``model_cfg`` over a fresh encoder, with the level's dev metric."""
+    """Instantiate the LightningModule of ``model_cfg`` over a fresh encoder, with the level's dev metric.
+
+    ``num_views``: the model's views of heads/decoders; ``gold_views``: the dev data's annotator views (default
+    the same; more for ``data.targets=soft``, whose one view is scored against each); ``soft_targets``: train the
+    one view on the soft labels of every view (``data.targets=soft``)."""
     from faina.data.levels import LEVELS
     from models.encoder import ChunkedEncoder
 
+    gold_views = gold_views or num_views
+    weights = model_cfg.module.get("view_weights")
+    if weights is not None and (not soft_targets or len(weights) != gold_views):
+        raise UserError(
+            f"model.module.view_weights has {len(weights)} weight(s); it weighs the views of data.targets=soft "
+            f"(this run: data.targets={'soft' if soft_targets else 'not soft'}, {gold_views} view(s))",
+            fix="give one weight per annotator view with data.targets=soft, or model.module.view_weights=null",
+        )
     encoder = ChunkedEncoder(
         name_or_path=encoder_cfg.name_or_path,
         max_length=encoder_cfg.max_length,
         dropout=model_cfg.get("dropout", 0.2),
         trust_remote_code=encoder_cfg.get("trust_remote_code", False),
     )
-    metric = LEVELS[level].metric(inventory, num_views)
+    metric = LEVELS[level].metric(inventory, gold_views)
+    extra = {"soft_targets": True} if soft_targets else {}
     model = hydra.utils.instantiate(
-        model_cfg.module, encoder=encoder, num_views=num_views, labels=list(labels), val_metric=metric
+        model_cfg.module, encoder=encoder, num_views=num_views, labels=list(labels), val_metric=metric, **extra
     )
     # from_pretrained leaves the encoder in eval mode; Lightning keeps modules' modes, so dropout would be off
     return model.train()

@@ -46,7 +46,7 @@ def experiment_dir(cfg: DictConfig) -> Path:
 
 def make_splits(cfg: DictConfig, data: TaskData) -> list[FoldSplit]:
     # folds come from every annotator view, so all data.targets of one dataset share the same folds
-    union = [sorted({label for view in post for label in view}) for post in data.label_sets(data.gold_corpus)]
+    union = [sorted({label for view in post for label in view or ()}) for post in data.label_sets(data.gold_corpus)]
     matrix = label_matrix(union, data.labels)
     if cfg.cv.name == "official":
         if data.unlabelled is None:
@@ -67,7 +67,16 @@ def run_fold(
     level = LEVELS[data.level]
     fold = FoldTrainer(cfg, split.fold, fold_dir)
     fcfg = fold.cfg
-    model = build_model(fcfg.model, fcfg.encoder, data.level, data.labels, data.num_views, data.inventory)
+    model = build_model(
+        fcfg.model,
+        fcfg.encoder,
+        data.level,
+        data.labels,
+        data.model_views,
+        data.inventory,
+        gold_views=data.num_views,
+        soft_targets=data.targets == "soft",
+    )
     datamodule = FainaDataModule(
         features,
         split,
@@ -92,26 +101,29 @@ def run_fold(
     }
     if tuned:
         result["tuned_on_dev"] = tuned
-    export_model(model, fcfg, data.level, data.grain, data.labels, data.num_views, fold_dir)
+    export_model(model, fcfg, data.level, data.grain, data.labels, data.model_views, fold_dir)
     if predict_features is None:
         gold = subset(data.gold_corpus, split.test)  # every annotator view, whatever data.targets
-        predicted = level.records(data.labelled, split.test, outputs, data.labels, data.num_views)
+        predicted = level.records(data.labelled, split.test, outputs, data.labels, data.model_views)
         gold_path = level.write(gold, fold_dir / f"gold.{level.file_ext}")
         pred_path = level.write(predicted, fold_dir / f"predictions.{level.file_ext}")
         from faina.scoring.official import evaluate_files
 
-        # an aggregated model (data.targets) predicts one view, scored against every gold view (-O)
+        # an aggregated or soft model (data.targets) predicts one view, scored against every gold view (-O)
         scores = evaluate_files(
             cfg.task.eval_task,
             gold_path,
             pred_path,
             per_label=True,
             inventory=data.inventory,
-            one_pred=data.num_views != gold.num_views,
+            one_pred=data.model_views != gold.num_views,
             exact=data.level == "span",
         )
         result["per_label"] = scores.pop("per_label", {})
         result["test"] = scores
+        from faina.scoring.official import unannotated_counts
+
+        result.update(unannotated_counts(gold))  # (post, view) pairs and posts left out of the scores, if any
         result["test_posts"] = len(split.test)
         probabilities = write_fold_probabilities(data.labelled, split.test, outputs, data, fold_dir)
         from faina.scoring.soft_scores import soft_scores
@@ -123,7 +135,7 @@ def run_fold(
     else:
         corpus = data.unlabelled
         indices = range(len(predict_features))
-        predicted = level.records(corpus, indices, outputs, data.labels, data.num_views)
+        predicted = level.records(corpus, indices, outputs, data.labels, data.model_views)
         pred_path = level.write(predicted, fold_dir / f"submission.{level.file_ext}")
         write_fold_probabilities(corpus, indices, outputs, data, fold_dir)
     result["prediction_file"] = str(pred_path)
@@ -136,7 +148,7 @@ def run_fold(
 def write_fold_probabilities(corpus, indices, outputs: list[dict], data: TaskData, fold_dir: Path):
     """Every fold writes its model's probabilities beside its hard file (``probabilities.jsonl``): one forward-
     backward pass per batch and a few MB, so no setting to forget before a long run (docs/soft-labels.md)."""
-    probabilities = probabilities_from_outputs(corpus, indices, outputs, data.labels, data.num_views)
+    probabilities = probabilities_from_outputs(corpus, indices, outputs, data.labels, data.model_views)
     write_probabilities(probabilities, fold_dir / PROBABILITY_FILE)
     return probabilities
 

@@ -67,3 +67,14 @@ def test_task_data_keeps_every_view_for_scoring(repo_root):
     assert data.num_views == 1 and data.gold_corpus.num_views == 2 and data.targets == "intersection"
     assert [p.post_id for p in data.labelled.posts] == [p.post_id for p in data.gold_corpus.posts]
     assert sum(len(p.spans[0]) for p in data.labelled.posts) < sum(len(p.spans[0]) for p in data.gold_corpus.posts)
+
+
+def test_soft_target_keeps_the_views_and_gives_the_model_one():
+    from faina.data.targets import TARGETS, model_views
+
+    assert "soft" in TARGETS
+    corpus = _span_corpus(2)
+    assert aggregate_corpus(corpus, "soft") is corpus  # nothing aggregated: the loss sees every view
+    assert model_views("soft", 6) == 1 and model_views("views", 6) == 6 and model_views("union", 1) == 1
+    with pytest.raises(UserError, match="use one of views, union, intersection, majority, soft"):
+        aggregate_corpus(corpus, "mean")

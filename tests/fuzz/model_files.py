@@ -74,6 +74,7 @@ mvmd_modules = st.fixed_dictionaries(
         "loss_weights": st.none(),
         "o_bias": st.floats(-1000, 1000) | st.just("tuned"),
         "min_dev_spans": st.integers(0, 100),
+        "view_weights": st.none() | st.lists(st.floats(0, 10), min_size=1, max_size=6),
     }
 )
 
