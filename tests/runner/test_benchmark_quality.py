@@ -1,0 +1,114 @@
+"""scripts/benchmark_quality.py in ``--quick`` mode on a corpus cut from the synthetic sample, with the tiny
+encoder: the grid trains through train.py, every rule is scored with the project's scorer, the default rule
+reproduces the run's own submission file, a rerun trains nothing, and the gain verdict follows the seeds' spread."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "benchmark_quality.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("benchmark_quality", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    """train-dev.conll / test.conll / labels.yaml in the layout the script reads (the sample's first and last posts)."""
+    from faina.data.levels import subset
+    from faina.formats.conll import read_conll, write_conll
+    from faina.formats.labels import DEFAULT_LABELS_FILE, LabelInventory
+    from faina.sample import default_sample_dir
+
+    folder = tmp_path_factory.mktemp("corpus")
+    corpus = read_conll(default_sample_dir() / "sample.conll", LabelInventory.load(DEFAULT_LABELS_FILE))
+    write_conll(subset(corpus, range(200)), folder / "train-dev.conll")
+    write_conll(subset(corpus, range(260, 300)), folder / "test.conll")
+    shutil.copy(DEFAULT_LABELS_FILE, folder / "labels.yaml")
+    return folder
+
+
+def run(corpus: Path, out: Path, tiny_encoder: str, *extra: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, str(SCRIPT), "--quick", "--corpus", str(corpus), "--out", str(out)]
+    command += ["--tasks", "span-f", "--recipes", "views", "soft", "--ensembles", "2"]
+    command += ["--override", f"encoder.name_or_path={tiny_encoder}", "--override", "debug=fast", *extra]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def finished(corpus, tiny_encoder, tmp_path_factory):
+    out = tmp_path_factory.mktemp("benchmark")
+    done = run(corpus, out, tiny_encoder)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out, done
+
+
+def test_grid_report_has_every_rule_and_the_ensemble(finished):
+    out, done = finished
+    script = load_script()
+    report = json.loads((out / "report.json").read_text())
+    rows = {(row["recipe"], row["rule"]): row for row in report["rows"]}
+    assert {rule for recipe, rule in rows if recipe == "views"} == set(script.SPAN_RULES)
+    assert all(rows[("views", rule)]["seeds"] == 2 for rule in script.SPAN_RULES)
+    assert ("views ensemble2", "crf") in rows
+    # a soft model has one view and no dev targets of its own shape: scored with its fixed rule only
+    assert {rule for recipe, rule in rows if recipe == "soft"} == {"crf"} and ("soft ensemble2", "crf") in rows
+    assert set(rows[("soft", "crf")]) >= {"strict F1", "exact F1", "cross-entropy", "verdict"}
+    assert report["quick"] is True and report["epochs"] == 1
+    assert (out / "report.md").read_text() in done.stdout and (out / "report.png").stat().st_size > 1000
+
+
+def test_default_rule_reproduces_the_runs_own_submission(finished, corpus):
+    """The benchmark decodes from the model's emissions itself; with no rule its file must be train.py's."""
+    from faina.formats.labels import DEFAULT_LABELS_FILE, LabelInventory
+    from faina.scoring.official import evaluate_files
+
+    out, _ = finished
+    for seed in (1, 2):
+        run_dir = out / "runs" / f"span-f-views-e1-s{seed}"
+        ours = run_dir / "benchmark" / "pred-crf.conll"
+        assert ours.read_text() == (run_dir / "fold0" / "submission.conll").read_text()
+        saved = json.loads((run_dir / "benchmark-scores.json").read_text())["scores"]["crf"]
+        inventory = LabelInventory.load(DEFAULT_LABELS_FILE)
+        figures = evaluate_files("span-fine", out / "corpus" / "test.conll", ours, inventory=inventory, exact=True)
+        assert saved["strict"] == figures["strict"]["avg"] and saved["exact"] == figures["exact"]["avg"]
+        assert set(saved["soft_labels"]) == {"model", "prior", "oracle"}
+
+
+def test_a_rerun_reuses_finished_runs_and_scores(finished, corpus, tiny_encoder):
+    out, _ = finished
+    scores = out / "runs" / "span-f-views-e1-s1" / "benchmark-scores.json"
+    before = scores.stat().st_mtime_ns
+    again = run(corpus, out, tiny_encoder)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "training" not in again.stderr and "scoring" not in again.stderr
+    assert scores.stat().st_mtime_ns == before
+
+
+def test_a_corpus_without_its_files_is_one_clear_error(tmp_path, tiny_encoder):
+    done = run(tmp_path, tmp_path / "out", tiny_encoder)
+    assert done.returncode == 2 and "train-dev.conll" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_gain_needs_more_than_the_seeds_spread():
+    script = load_script()
+    rows = [
+        {"task": "span-f", "recipe": "views", "rule": "crf", "strict F1": (0.40, 0.02)},
+        {"task": "span-f", "recipe": "views", "rule": "a", "strict F1": (0.43, 0.01)},  # +3 > 2: gain
+        {"task": "span-f", "recipe": "views", "rule": "b", "strict F1": (0.41, 0.03)},  # +1 < 3: within
+        {"task": "span-f", "recipe": "views", "rule": "c", "strict F1": (0.35, 0.01)},  # -5: loss
+    ]
+    verdicts = [row.get("verdict") for row in script.mark_gains(rows)]
+    assert verdicts == [None, "gain", "within spread", "loss"]
