@@ -73,7 +73,7 @@ class MVMD(FallacyModule):
         head_lr: float | None = 1e-2,
         o_bias: float | str = 0.0,
         val_metric=None,
-        min_dev_spans: int = 3,
+        min_dev_spans: int = 30,
         tuning_scope: str = "own",
         tuning_shrinkage: float = 20.0,
         tuning_confirm: bool = False,
