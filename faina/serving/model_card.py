@@ -113,8 +113,7 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
         "## Task",
         "",
         f"- level: {level}, label grain: {meta['grain']}, {len(meta['labels'])} labels, "
-        f"{meta['num_views']} annotator views ({', '.join(config['views'])}), each predicted separately "
-        "(human label variation is kept, not averaged away)",
+        + _views_line(meta["num_views"], config["views"], str(data.get("targets", "views"))),
         "- decision rules: "
         + (
             json.dumps(config["thresholds"])
@@ -192,3 +191,19 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
     if synthetic:
         lines.append("- This model was trained on the synthetic sample: it demonstrates the pipeline only.")
     return "\n".join(lines) + "\n"
+
+
+def _views_line(num_views: int, views, targets: str) -> str:
+    """What the model's views are: one per annotator (``data.targets=views``) or one trained on all of them."""
+    if targets == "views":
+        return (
+            f"{num_views} annotator views ({', '.join(views)}), each predicted separately "
+            "(human label variation is kept, not averaged away)"
+        )
+    how = {
+        "soft": "the share of annotator views that give each label (soft labels)",
+        "union": "the union of the annotator views",
+        "intersection": "the intersection of the annotator views",
+        "majority": "the majority of the annotator views",
+    }.get(targets, f"data.targets={targets}")
+    return f"one prediction, trained on {how} (`data.targets={targets}`)"
