@@ -79,7 +79,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"warning: {message}", file=sys.stderr)
 
 
-@exit_on_user_error
+@exit_on_user_error(show_logs=False)  # nothing on the scoring path logs: start without `logging`
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = build_parser().parse_args(argv)
     if args.prior_from is not None and args.soft is None:

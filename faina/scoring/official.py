@@ -7,7 +7,6 @@ from typing import Any
 
 from common.errors import UserError
 from faina.data.coarse import coarse_corpus, coarse_rows
-from faina.formats.conll import check_aligned, read_conll
 from faina.formats.labels import LabelInventory
 from faina.formats.records import NOT_ANNOTATED, PostCorpus, SpanCorpus, annotated_mask, has_not_annotated
 from faina.formats.tsv import check_rows_aligned, read_post_tsv
@@ -64,6 +63,8 @@ def prepare_span_corpora(
             )
     _check_views(gold.num_views, pred.num_views, pred.path, one_pred)
     _refuse_marker_in_prediction(pred)
+    from faina.formats.conll import check_aligned  # here: a post-level run need not import the CoNLL reader
+
     check_aligned(gold, pred)
     gold = _to_grain(gold, _span_grain(gold, inventory), grain, inventory, coarse_corpus, "gold")
     pred = _to_grain(pred, _span_grain(pred, inventory), grain, inventory, coarse_corpus, "prediction")
@@ -189,6 +190,8 @@ def _evaluate(
         )
     inventory = inventory or LabelInventory.load()
     if level == "span":
+        from faina.formats.conll import read_conll  # here: a post-level run need not import the CoNLL reader
+
         gold_c, pred_c = prepare_span_corpora(
             grain, read_conll(gold, inventory), read_conll(pred, inventory), inventory, one_pred
         )
@@ -213,6 +216,8 @@ def _soft_labels(
     prior_corpus = None
     if prior_from is not None:
         if level == "span":
+            from faina.formats.conll import read_conll
+
             corpus = read_conll(prior_from, inventory)
             prior_corpus = _to_grain(corpus, _span_grain(corpus, inventory), grain, inventory, coarse_corpus, "prior")
         else:

@@ -120,7 +120,7 @@ def test_duplicate_keys_are_still_refused_with_a_cache(tmp_path, monkeypatch):
             LabelInventory.load(labels)
 
 
-def test_scoring_a_post_file_twice_does_not_import_yaml_the_second_time(tmp_path):
+def test_scoring_a_post_file_twice_imports_neither_yaml_the_second_time_nor_logging(tmp_path):
     """The reason for the cache: ``faina.evaluate``'s second run starts without PyYAML."""
     probe = (
         "import runpy, sys\n"
@@ -128,9 +128,12 @@ def test_scoring_a_post_file_twice_does_not_import_yaml_the_second_time(tmp_path
         "try:\n    runpy.run_module('faina.evaluate', run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
         "print('YAML' if 'yaml' in sys.modules else 'NO-YAML', file=sys.stderr)\n"
+        "print('LOGGING' if 'logging' in sys.modules else 'NO-LOGGING', file=sys.stderr)\n"
     )
     sample = REPO / "faina" / "sample_data" / "sample.tsv"
     env = {**os.environ, "FALLACY_YAML_CACHE": str(tmp_path)}
     args = [sys.executable, "-c", probe, "-T", "post-fine", "-G", str(sample), "-P", str(sample)]
     runs = [subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True) for _ in range(2)]
-    assert [run.stderr.strip().splitlines()[-1] for run in runs] == ["YAML", "NO-YAML"], runs[1].stderr
+    assert [run.stderr.strip().splitlines()[-2] for run in runs] == ["YAML", "NO-YAML"], runs[1].stderr
+    # nor does the scorer configure logging it never uses (exit_on_user_error(show_logs=False))
+    assert all(run.stderr.strip().splitlines()[-1] == "NO-LOGGING" for run in runs), runs[0].stderr
