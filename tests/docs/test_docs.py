@@ -25,7 +25,7 @@ EXTERNAL = ("http://", "https://", "mailto:")
 # A doc cited from code: a lower-case name ending in .md, optionally under docs/ (README.md is upper case).
 CITATION = re.compile(r"(?<![\w./-])(?:docs/)?([a-z][a-z0-9-]*\.md)\b")
 # Names ending in .md that the code writes as results, not docs it points a reader to.
-WRITTEN_BY_THE_CODE = {"results.md", "table.md"}
+WRITTEN_BY_THE_CODE = {"results.md", "table.md", "report.md"}
 SKIPPED_FOLDERS = {".git", ".venv", "node_modules", "results", "outputs", "multirun"}
 
 
