@@ -24,7 +24,8 @@ Each run's test figures: strict / soft (span-f) / exact (span) F1 with P and R, 
 ``faina.evaluate``'s scorer (an aggregated or soft model's single prediction against every view, ``-O``), and the
 soft-label measures (cross-entropy, Manhattan, ECE, ``faina.evaluate --soft``) of its probabilities. The report
 gives mean ± std over seeds per (task, recipe, rule), the train time, and marks a difference to the default as a
-gain or loss only when it exceeds the larger of the two seeds' spreads. Output under ``--out``: ``runs/`` (one
+gain or loss only when it exceeds the larger of the two seeds' spreads; a decision rule also gets its paired
+difference to the fixed rule of the same trained models (mean ± std, and on how many seeds it wins). Output under ``--out``: ``runs/`` (one
 train.py experiment per task, recipe, epochs and seed, reused when finished: the grid is resumable), ``report.json``,
 ``report.md`` and ``report.png``. ``--quick`` (tests only, never for a table): 48 training and 24 test posts,
 one epoch, seeds 1 2.
@@ -426,8 +427,12 @@ def summarise(runs: list[dict], ensembles: list[dict]) -> list[dict]:
     rows = []
     groups: dict[tuple, list[dict]] = {}
     for run in runs:
+        base = run["scores"].get(BASELINE[TASKS[run["task"]][0]])
         for rule, entry in run["scores"].items():
-            groups.setdefault((run["task"], run["recipe"], rule), []).append({**entry, "_time": run["train_seconds"]})
+            paired = entry["strict"]["f1"] - base["strict"]["f1"] if base is not None else None
+            groups.setdefault((run["task"], run["recipe"], rule), []).append(
+                {**entry, "_time": run["train_seconds"], "_paired": paired}
+            )
     for (task, recipe, rule), entries in groups.items():
         row = {"task": task, "recipe": recipe, "rule": rule, "seeds": len(entries)}
         for label, (mode, key) in FIGURES:
@@ -441,6 +446,11 @@ def summarise(runs: list[dict], ensembles: list[dict]) -> list[dict]:
         times = [e["_time"] for e in entries if e["_time"] is not None]
         if times:
             row["train minutes"] = _mean_std([t / 60 for t in times])
+        paired = [e["_paired"] for e in entries if e["_paired"] is not None]
+        if paired and rule not in BASELINE.values():
+            # the rule against the fixed rule of the *same* trained model: the seeds' own noise cancels
+            row["paired Δ"] = _mean_std(paired)
+            row["wins"] = f"{sum(d > 0 for d in paired)}/{len(paired)}"
         confirmed = [e["rule"].get("confirmed") for e in entries if "confirmed" in e.get("rule", {})]
         if confirmed:
             row["confirmed"] = f"{sum(confirmed)}/{len(confirmed)}"
@@ -486,7 +496,7 @@ def _cell(value) -> str:
 
 def markdown(rows: list[dict], machine: str) -> str:
     columns = ["task", "recipe", "rule", "seeds", *[label for label, _ in FIGURES], "cross-entropy", "manhattan"]
-    columns += ["train minutes", "confirmed", "vs default", "verdict"]
+    columns += ["train minutes", "confirmed", "paired Δ", "wins", "vs default", "verdict"]
     present = [c for c in columns if any(c in row for row in rows)]
     lines = [
         f"Test figures in % (mean ± std over seeds; ensembles: one value). {machine}",
@@ -500,6 +510,8 @@ def markdown(rows: list[dict], machine: str) -> str:
             value = row.get(column, "")
             if column == "train minutes" and isinstance(value, tuple):
                 cells.append(f"{value[0]:.1f} ± {value[1]:.1f}")
+            elif column == "paired Δ" and isinstance(value, tuple):
+                cells.append(f"{value[0] * 100:+.1f} ± {value[1] * 100:.1f}")
             elif column in ("cross-entropy", "manhattan") and isinstance(value, tuple):
                 cells.append(f"{value[0]:.4f} ± {value[1]:.4f}")
             else:

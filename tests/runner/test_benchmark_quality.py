@@ -67,6 +67,15 @@ def test_grid_report_has_every_rule_and_the_ensemble(finished):
     assert {rule for recipe, rule in rows if recipe == "soft"} == {"crf"} and ("soft ensemble2", "crf") in rows
     assert set(rows[("soft", "crf")]) >= {"strict F1", "exact F1", "cross-entropy", "verdict"}
     assert report["quick"] is True and report["epochs"] == 1
+    # a rule's paired difference is taken against the fixed rule of the same models
+    per_seed = [
+        json.loads((out / "runs" / f"span-f-views-e1-s{seed}" / "benchmark-scores.json").read_text())["scores"]
+        for seed in (1, 2)
+    ]
+    differences = [scores["shared"]["strict"]["f1"] - scores["crf"]["strict"]["f1"] for scores in per_seed]
+    assert rows[("views", "shared")]["paired Δ"][0] == pytest.approx(sum(differences) / 2)
+    assert rows[("views", "shared")]["wins"] == f"{sum(d > 0 for d in differences)}/2"
+    assert "paired Δ" not in rows[("views", "crf")]
     assert (out / "report.md").read_text() in done.stdout and (out / "report.png").stat().st_size > 1000
 
 
