@@ -86,16 +86,7 @@ def _span_overlap_sums(predicted: torch.Tensor, gold: torch.Tensor) -> torch.Ten
 
 def decoder_span_f1(predicted: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
     """Strict Faina span F1 of each decoder ``[D]`` over posts, from tags ``[N, D, W]`` (valid BIO)."""
-    precision_sum = _span_overlap_sums(predicted, gold).sum(0)
-    recall_sum = _span_overlap_sums(gold, predicted).sum(0)
-    num_predicted = (predicted == B).sum((0, 2)).double()
-    num_gold = (gold == B).sum((0, 2)).double()
-    precision = torch.where(
-        num_predicted > 0, precision_sum / num_predicted.clamp(min=1), torch.zeros_like(num_predicted)
-    )
-    recall = torch.where(num_gold > 0, recall_sum / num_gold.clamp(min=1), torch.zeros_like(num_gold))
-    total = precision + recall
-    return torch.where(total > 0, 2 * precision * recall / total.clamp(min=1e-12), torch.zeros_like(total))
+    return _decoder_f1(_span_sums(predicted, gold))
 
 
 def with_o_bias(emissions: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:

@@ -348,12 +348,19 @@ def dev_corpus_of(task: str, files, recipe: str, seed: int):
     return subset(data.labelled, split.dev), data
 
 
+def _cached_scores(path: Path) -> dict | None:
+    """The scores a previous call saved, when they are of this script's version (else they are recomputed)."""
+    if not path.is_file():
+        return None
+    saved = json.loads(path.read_text())
+    return saved if saved.get("version") == SCORES_VERSION else None
+
+
 def evaluate_run(task, recipe, seed, folder: Path, files, log) -> dict:
     cached = folder / SCORES_FILE
-    if cached.is_file():
-        saved = json.loads(cached.read_text())
-        if saved.get("version") == SCORES_VERSION:
-            return saved
+    saved = _cached_scores(cached)
+    if saved is not None:
+        return saved
     from faina.serving.fold_model import load_exported
 
     log(f"scoring {folder.name}")
@@ -390,8 +397,9 @@ def evaluate_ensemble(task, recipe, epochs, seeds, runs: Path, files, log) -> di
 
     name = f"{task}-{recipe}-e{epochs}-ensemble{len(seeds)}-s{'-'.join(map(str, seeds))}"
     cached = runs / name / SCORES_FILE
-    if cached.is_file() and json.loads(cached.read_text()).get("version") == SCORES_VERSION:
-        return json.loads(cached.read_text())
+    saved = _cached_scores(cached)
+    if saved is not None:
+        return saved
     log(f"scoring {name}")
     members = [load_exported(runs / run_name(task, recipe, epochs, s) / "fold0") for s in seeds]
     model, meta = ensemble([m for m, _ in members]), members[0][1]

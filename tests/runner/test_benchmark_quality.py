@@ -111,6 +111,17 @@ def test_a_corpus_without_its_files_is_one_clear_error(tmp_path, tiny_encoder):
     assert done.returncode == 2 and "train-dev.conll" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_one_seed_is_refused_before_anything_trains(tmp_path, corpus):
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--corpus", str(corpus), "--out", str(tmp_path / "out"), "--seeds", "1"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "two or more seeds" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_gain_needs_more_than_the_seeds_spread():
     script = load_script()
     rows = [
