@@ -5,7 +5,9 @@ how a fold is driven: each fold is seeded with ``seed + fold``, gets its own res
 run), logs that config once, checkpoints through ``FoldCheckpoint`` with the atomic writer, resumes from its
 ``last.ckpt`` (loaded with ``weights_only=True``), passes the ``trained`` kill point of the fault tests and, at
 the end, logs its test metrics to every logger and closes it (W&B: the prediction file as an artifact, then
-``finish()``, so the next fold starts a new run).
+``finish()``, so the next fold starts a new run). A runner that predicts with the chosen weights of the fold
+(``load_chosen_weights``) may ask for the mean of the last epochs' weights instead of the best dev epoch's
+(``average_last``, ``common.weight_averaging``).
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from omegaconf import DictConfig, OmegaConf
 from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
 from common.experiments import fold_config, instantiate_all
 from common.faults import kill_point
+from common.weight_averaging import LastEpochsAverage
 
 
 class FoldTrainer:
     """Drives the training of fold ``index`` of an experiment into ``fold_dir``."""
 
-    def __init__(self, cfg: DictConfig, index: int, fold_dir: Path):
+    def __init__(self, cfg: DictConfig, index: int, fold_dir: Path, average_last: int = 0):
         self.index, self.fold_dir = index, Path(fold_dir)
         self.fold_dir.mkdir(parents=True, exist_ok=True)
         pl.seed_everything(cfg.seed + index, workers=True, verbose=False)
@@ -34,13 +37,14 @@ class FoldTrainer:
         for logger in self.loggers:  # the whole resolved config, seed included, next to the hyperparameters
             logger.log_hyperparams(OmegaConf.to_container(self.cfg, resolve=True))
         self.checkpoint = FoldCheckpoint(self.fold_dir / CHECKPOINT_DIR, cfg.checkpoint.monitor, cfg.checkpoint.mode)
+        self.average = LastEpochsAverage(average_last) if average_last else None
         self.trainer: pl.Trainer | None = None
 
     def fit(
         self, module: pl.LightningModule, trainer_overrides: dict[str, Any] | None = None, **fit_inputs: Any
     ) -> pl.Trainer:
         """``Trainer.fit`` from the fold's ``trainer`` config, resumed from ``last.ckpt`` when there is one."""
-        callbacks = [*instantiate_all(self.cfg.get("callbacks")), self.checkpoint]
+        callbacks = [*instantiate_all(self.cfg.get("callbacks")), *filter(None, [self.average]), self.checkpoint]
         self.trainer = hydra.utils.instantiate(
             self.cfg.trainer,
             logger=self.loggers or False,
@@ -60,8 +64,12 @@ class FoldTrainer:
         """Under DDP only rank 0 predicts, writes and scores."""
         return self.trainer is None or self.trainer.is_global_zero
 
-    def load_best_weights(self, module: pl.LightningModule) -> str | None:
-        """Put the best dev weights into ``module`` (when the monitor saved any); their path."""
+    def load_chosen_weights(self, module: pl.LightningModule) -> str | None:
+        """Put the weights that predict into ``module``: the last epochs' mean when averaging, else the best dev
+        epoch's (when the monitor saved any); where they come from, for the log."""
+        if self.average is not None and self.average.count:
+            module.load_state_dict(self.average.weights())
+            return f"the mean of the last {self.average.count} epochs' weights"
         best = self.checkpoint.best_model_path
         if best:
             module.load_state_dict(load_weights(best))

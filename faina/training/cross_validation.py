@@ -65,7 +65,7 @@ def run_fold(
     predict_features: list[dict] | None,
 ) -> dict:
     level = LEVELS[data.level]
-    fold = FoldTrainer(cfg, split.fold, fold_dir)
+    fold = FoldTrainer(cfg, split.fold, fold_dir, average_last=cfg.checkpoint.get("average_last", 0))
     fcfg = fold.cfg
     model = build_model(
         fcfg.model,
@@ -88,7 +88,9 @@ def run_fold(
         length_grouped=cfg.loader.get("length_grouped", True),
     )
     fold.fit(model, datamodule=datamodule)
-    fold.load_best_weights(model)
+    chosen = fold.load_chosen_weights(model)
+    if fold.average is not None:
+        log.info("fold %d predicts with %s", split.fold, chosen or "its final weights")
     if not fold.is_global_zero:
         return {"fold": split.fold}  # under DDP, rank 0 alone predicts, writes and scores
     tuned = tune_on_dev(cfg, model, datamodule.val_dataloader())
@@ -99,6 +101,8 @@ def run_fold(
         "dev_posts": len(split.dev),
         "best_dev_f1": fold.best_score,
     }
+    if fold.average is not None:  # best_dev_f1 stays the best epoch's score, not the mean's
+        result["averaged_epochs"] = fold.average.count
     if tuned:
         result["tuned_on_dev"] = tuned
     export_model(model, fcfg, data.level, data.grain, data.labels, data.model_views, fold_dir)

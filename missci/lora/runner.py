@@ -26,6 +26,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from common.errors import UserError
 from common.experiments import exclusive_experiment, guard_same_experiment, run_folds
 from common.fold_training import FoldTrainer
 from common.io import atomic_write_json, atomic_write_text
@@ -152,6 +153,12 @@ def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) ->
         settings["generation"].get("use_chat_template", True), settings["generation"].get("system_prompt")
     )
     candidates = CandidateSettings(**{**lora["candidates"], "seed": int(cfg.seed)})
+    if cfg.get("checkpoint", {}).get("average_last"):
+        raise UserError(
+            "checkpoint.average_last averages an encoder's weights over its last epochs; a LoRA run predicts with"
+            " its final adapter",
+            fix="drop checkpoint.average_last from the command line",
+        )
     fold = FoldTrainer(cfg, plan.index, fold_dir)
 
     model, tokenizer, quantized = load_base_model(llm)

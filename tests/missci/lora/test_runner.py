@@ -114,6 +114,14 @@ def test_other_configuration_in_same_folder_is_refused(tmp_path, data_dir):
         run(tmp_path, data_dir, "cv=official", "name=guarded", "task.lora.rank=4")
 
 
+def test_weight_averaging_is_refused_for_an_adapter(tmp_path, data_dir):
+    """checkpoint.average_last is the encoders' option: a LoRA fold says so before loading its model."""
+    from common.errors import UserError
+
+    with pytest.raises(UserError, match="checkpoint.average_last"):
+        run(tmp_path, data_dir, "cv=official", "name=averaged", "checkpoint.average_last=2")
+
+
 def test_classification_task_finetunes(tmp_path, data_dir):
     cfg = compose(
         [
