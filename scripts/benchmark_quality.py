@@ -12,7 +12,9 @@ the seed) and reporting on ``test.conll``.
 
 What is measured:
 - **trained recipes** (``--recipes``): ``views`` (the default: one head/decoder set per view), ``union``,
-  ``intersection``, ``majority`` and ``soft`` (``data.targets``), each at ``--epochs``, once per seed;
+  ``intersection``, ``majority`` and ``soft`` (``data.targets``), and ``views-avg3`` / ``majority-avg3`` (the
+  mean of the last 3 epochs' weights, ``checkpoint.average_last=3``), each at ``--epochs``, once per seed; any
+  ``--override`` applies to every run and gets runs of its own (a digest of the overrides in the run names);
 - **decision rules**, fitted after training on the run's own dev split and applied to the same model, so a rule
   and the untuned default are compared on one trained model (no extra training): span-f the CRF decode and the
   O-bias rules of ``models/decision_rules.py`` (``own``: the original ``o_bias=tuned``; ``shared``; ``shrunk``;
@@ -25,7 +27,9 @@ Each run's test figures: strict / soft (span-f) / exact (span) F1 with P and R, 
 soft-label measures (cross-entropy, Manhattan, ECE, ``faina.evaluate --soft``) of its probabilities. The report
 gives mean ± std over seeds per (task, recipe, rule), the train time, and marks a difference to the default as a
 gain or loss only when it exceeds the larger of the two seeds' spreads; a decision rule also gets its paired
-difference to the fixed rule of the same trained models (mean ± std, and on how many seeds it wins). Output under ``--out``: ``runs/`` (one
+difference to the fixed rule of the same trained models, and a trained recipe its paired difference to the
+default recipe's model of the same seed (same dev split and initialisation) (mean ± std, and on how many seeds it
+wins). Output under ``--out``: ``runs/`` (one
 train.py experiment per task, recipe, epochs and seed, reused when finished: the grid is resumable), ``report.json``,
 ``report.md`` and ``report.png``. ``--quick`` (tests only, never for a table): 48 training and 24 test posts,
 one epoch, seeds 1 2.
@@ -36,6 +40,7 @@ for span-f at 6 epochs with MiniLM on 2 CPU cores).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -60,6 +65,10 @@ RECIPES = {
     "intersection": ["data.targets=intersection"],
     "majority": ["data.targets=majority"],
     "soft": ["data.targets=soft"],
+    # the mean of the weights at the end of the last 3 epochs (common/weight_averaging.py): the same training as
+    # the recipe without it (averaging draws nothing, changes no gradient), so seed by seed a paired comparison
+    "views-avg3": ["checkpoint.average_last=3"],
+    "majority-avg3": ["data.targets=majority", "checkpoint.average_last=3"],
 }
 BASELINE = {"span": "crf", "post": "tau0.7"}
 # rule name -> fit_o_bias / fit_thresholds arguments (None: the fixed rule the model was trained with)
@@ -125,8 +134,17 @@ def prepare_corpus(corpus_dir: Path, out: Path, quick: bool) -> dict[str, Path]:
 
 
 # --- training ----------------------------------------------------------------------------------------
-def run_name(task: str, recipe: str, epochs: int, seed: int) -> str:
-    return f"{task}-{recipe}-e{epochs}-s{seed}"
+def run_name(task: str, recipe: str, epochs: int, seed: int, overrides: Sequence[str] = ()) -> str:
+    """``span-f-views-e6-s1``; with ``--override``s, a digest of them before the seed (``…-e6-o3f2a9c1d-s1``), so
+    a grid over another setting never reuses this one's runs (the overrides are in the report and each run's
+    config)."""
+    return f"{task}-{recipe}-e{epochs}{overrides_tag(overrides)}-s{seed}"
+
+
+def overrides_tag(overrides: Sequence[str]) -> str:
+    if not overrides:
+        return ""
+    return "-o" + hashlib.sha1("\n".join(overrides).encode()).hexdigest()[:8]
 
 
 def train_command(task, recipe, epochs, seed, files, runs: Path, overrides: Sequence[str]) -> list[str]:
@@ -143,7 +161,7 @@ def train_command(task, recipe, epochs, seed, files, runs: Path, overrides: Sequ
         f"seed={seed}",
         f"trainer.max_epochs={epochs}",
         f"paths.results_dir={runs}",
-        f"name={run_name(task, recipe, epochs, seed)}",
+        f"name={run_name(task, recipe, epochs, seed, overrides)}",
         "logger=csv",
         *RECIPES[recipe],
         *overrides,
@@ -152,7 +170,7 @@ def train_command(task, recipe, epochs, seed, files, runs: Path, overrides: Sequ
 
 def train(task, recipe, epochs, seed, files, runs: Path, overrides, log) -> Path:
     """The run's folder, trained now unless a finished one is there (``results.json``)."""
-    folder = runs / run_name(task, recipe, epochs, seed)
+    folder = runs / run_name(task, recipe, epochs, seed, overrides)
     if (folder / "results.json").is_file():
         return folder
     command = train_command(task, recipe, epochs, seed, files, runs, overrides)
@@ -339,7 +357,7 @@ def dev_corpus_of(task: str, files, recipe: str, seed: int):
     from faina.training.cross_validation import make_splits
 
     level, _, ext = TASKS[task]
-    targets = (RECIPES[recipe] or ["data.targets=views"])[0].split("=")[1]
+    targets = next((o.split("=", 1)[1] for o in RECIPES[recipe] if o.startswith("data.targets=")), "views")
     data = load_task_data(
         str(files[f"train-dev.{ext}"]), str(files[f"test.{ext}"]), level, "fine", str(files["labels"]), targets=targets
     )
@@ -391,17 +409,17 @@ def _score(task, model, meta, files, dev, data, folder: Path) -> dict:
     return score_model(model, meta, level, eval_task, gold_test, dev, gold_test, data.gold_corpus, folder)
 
 
-def evaluate_ensemble(task, recipe, epochs, seeds, runs: Path, files, log) -> dict:
+def evaluate_ensemble(task, recipe, epochs, seeds, runs: Path, files, log, overrides: Sequence[str] = ()) -> dict:
     from faina.serving.fold_model import load_exported
     from models.ensemble import ensemble
 
-    name = f"{task}-{recipe}-e{epochs}-ensemble{len(seeds)}-s{'-'.join(map(str, seeds))}"
+    name = f"{task}-{recipe}-e{epochs}{overrides_tag(overrides)}-ensemble{len(seeds)}-s{'-'.join(map(str, seeds))}"
     cached = runs / name / SCORES_FILE
     saved = _cached_scores(cached)
     if saved is not None:
         return saved
     log(f"scoring {name}")
-    members = [load_exported(runs / run_name(task, recipe, epochs, s) / "fold0") for s in seeds]
+    members = [load_exported(runs / run_name(task, recipe, epochs, s, overrides) / "fold0") for s in seeds]
     model, meta = ensemble([m for m, _ in members]), members[0][1]
     _, data = dev_corpus_of(task, files, recipe, seeds[0])
     result = {
@@ -434,10 +452,22 @@ def summarise(runs: list[dict], ensembles: list[dict]) -> list[dict]:
     """One row per (task, recipe, rule) over seeds, and one per ensemble and rule."""
     rows = []
     groups: dict[tuple, list[dict]] = {}
+    # the default recipe's fixed rule per (task, seed): the same seed draws the same dev split and initialisation
+    default_of = {
+        (run["task"], run["seed"]): run["scores"][BASELINE[TASKS[run["task"]][0]]]["strict"]["f1"]
+        for run in runs
+        if run["recipe"] == "views" and BASELINE[TASKS[run["task"]][0]] in run["scores"]
+    }
     for run in runs:
-        base = run["scores"].get(BASELINE[TASKS[run["task"]][0]])
+        fixed = BASELINE[TASKS[run["task"]][0]]
+        base = run["scores"].get(fixed)
         for rule, entry in run["scores"].items():
-            paired = entry["strict"]["f1"] - base["strict"]["f1"] if base is not None else None
+            if rule != fixed:  # a decision rule against the fixed rule of the same trained model
+                paired = entry["strict"]["f1"] - base["strict"]["f1"] if base is not None else None
+            elif run["recipe"] != "views" and (run["task"], run["seed"]) in default_of:  # a recipe, same seed
+                paired = entry["strict"]["f1"] - default_of[run["task"], run["seed"]]
+            else:
+                paired = None
             groups.setdefault((run["task"], run["recipe"], rule), []).append(
                 {**entry, "_time": run["train_seconds"], "_paired": paired}
             )
@@ -455,8 +485,9 @@ def summarise(runs: list[dict], ensembles: list[dict]) -> list[dict]:
         if times:
             row["train minutes"] = _mean_std([t / 60 for t in times])
         paired = [e["_paired"] for e in entries if e["_paired"] is not None]
-        if paired and rule not in BASELINE.values():
-            # the rule against the fixed rule of the *same* trained model: the seeds' own noise cancels
+        if paired:
+            # a rule against the fixed rule of the *same* trained model, a recipe against the default recipe's
+            # model of the same seed: the seeds' own noise (split, initialisation) cancels
             row["paired Δ"] = _mean_std(paired)
             row["wins"] = f"{sum(d > 0 for d in paired)}/{len(paired)}"
         confirmed = [e["rule"].get("confirmed") for e in entries if "confirmed" in e.get("rule", {})]
@@ -502,12 +533,13 @@ def _cell(value) -> str:
     return str(value)
 
 
-def markdown(rows: list[dict], machine: str) -> str:
+def markdown(rows: list[dict], machine: str, overrides: Sequence[str] = ()) -> str:
     columns = ["task", "recipe", "rule", "seeds", *[label for label, _ in FIGURES], "cross-entropy", "manhattan"]
     columns += ["train minutes", "confirmed", "paired Δ", "wins", "vs default", "verdict"]
     present = [c for c in columns if any(c in row for row in rows)]
     lines = [
         f"Test figures in % (mean ± std over seeds; ensembles: one value). {machine}",
+        *([f"Every run with: `{' '.join(overrides)}`."] if overrides else []),
         "",
         "| " + " | ".join(present) + " |",
         "|" + "---|" * len(present),
@@ -596,7 +628,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         for recipe in args.recipes:
             finished = []
             for seed in args.seeds:
-                folder = runs_dir / run_name(task, recipe, args.epochs, seed)
+                folder = runs_dir / run_name(task, recipe, args.epochs, seed, args.override)
                 if args.report_only and not (folder / "results.json").is_file():
                     continue
                 folder = train(task, recipe, args.epochs, seed, files, runs_dir, args.override, log)
@@ -605,7 +637,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
             for size in args.ensembles:
                 if 1 < size <= len(finished):
                     ensembles.append(
-                        evaluate_ensemble(task, recipe, args.epochs, finished[:size], runs_dir, files, log)
+                        evaluate_ensemble(
+                            task, recipe, args.epochs, finished[:size], runs_dir, files, log, args.override
+                        )
                     )
     rows = summarise(runs, ensembles)
     machine = machine_line()
@@ -613,12 +647,13 @@ def main(argv: Sequence[str] | None = None) -> dict:
         "corpus": str(args.corpus),
         "epochs": args.epochs,
         "seeds": args.seeds,
+        "overrides": args.override,
         "machine": machine,
         "quick": args.quick,
         "rows": rows,
     }
     (out / "report.json").write_text(json.dumps(report, indent=2))
-    table = markdown(rows, machine)
+    table = markdown(rows, machine, args.override)
     (out / "report.md").write_text(table)
     if rows:
         plot(rows, out / "report.png")

@@ -40,11 +40,20 @@ def corpus(tmp_path_factory) -> Path:
     return folder
 
 
+def overrides(tiny_encoder: str) -> list[str]:
+    return [f"encoder.name_or_path={tiny_encoder}", "debug=fast"]
+
+
 def run(corpus: Path, out: Path, tiny_encoder: str, *extra: str) -> subprocess.CompletedProcess:
     command = [sys.executable, str(SCRIPT), "--quick", "--corpus", str(corpus), "--out", str(out)]
-    command += ["--tasks", "span-f", "--recipes", "views", "soft", "--ensembles", "2"]
-    command += ["--override", f"encoder.name_or_path={tiny_encoder}", "--override", "debug=fast", *extra]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    command += ["--tasks", "span-f", "--recipes", "views", "soft", "views-avg3", "--ensembles", "2"]
+    for override in overrides(tiny_encoder):
+        command += ["--override", override]
+    return subprocess.run([*command, *extra], cwd=REPO, capture_output=True, text=True)
+
+
+def run_dir(out: Path, tiny_encoder: str, seed: int, recipe: str = "views") -> Path:
+    return out / "runs" / load_script().run_name("span-f", recipe, 1, seed, overrides(tiny_encoder))
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +64,7 @@ def finished(corpus, tiny_encoder, tmp_path_factory):
     return out, done
 
 
-def test_grid_report_has_every_rule_and_the_ensemble(finished):
+def test_grid_report_has_every_rule_and_the_ensemble(finished, tiny_encoder):
     out, done = finished
     script = load_script()
     report = json.loads((out / "report.json").read_text())
@@ -66,30 +75,36 @@ def test_grid_report_has_every_rule_and_the_ensemble(finished):
     # a soft model has one view and no dev targets of its own shape: scored with its fixed rule only
     assert {rule for recipe, rule in rows if recipe == "soft"} == {"crf"} and ("soft ensemble2", "crf") in rows
     assert set(rows[("soft", "crf")]) >= {"strict F1", "exact F1", "cross-entropy", "verdict"}
-    assert report["quick"] is True and report["epochs"] == 1
+    assert report["quick"] is True and report["epochs"] == 1 and report["overrides"] == overrides(tiny_encoder)
     # a rule's paired difference is taken against the fixed rule of the same models
     per_seed = [
-        json.loads((out / "runs" / f"span-f-views-e1-s{seed}" / "benchmark-scores.json").read_text())["scores"]
+        json.loads((run_dir(out, tiny_encoder, seed) / "benchmark-scores.json").read_text())["scores"]
         for seed in (1, 2)
     ]
     differences = [scores["shared"]["strict"]["f1"] - scores["crf"]["strict"]["f1"] for scores in per_seed]
     assert rows[("views", "shared")]["paired Δ"][0] == pytest.approx(sum(differences) / 2)
     assert rows[("views", "shared")]["wins"] == f"{sum(d > 0 for d in differences)}/2"
     assert "paired Δ" not in rows[("views", "crf")]
+    # a trained recipe is paired with the default recipe's model of the same seed; averaging the weights of a
+    # one-epoch run's last (only) epoch is that run's own model: no difference on any seed
+    assert rows[("views-avg3", "crf")]["paired Δ"] == [0.0, 0.0]
+    assert rows[("soft", "crf")]["paired Δ"][0] == pytest.approx(
+        rows[("soft", "crf")]["strict F1"][0] - rows[("views", "crf")]["strict F1"][0]
+    )
     assert (out / "report.md").read_text() in done.stdout and (out / "report.png").stat().st_size > 1000
 
 
-def test_default_rule_reproduces_the_runs_own_submission(finished, corpus):
+def test_default_rule_reproduces_the_runs_own_submission(finished, corpus, tiny_encoder):
     """The benchmark decodes from the model's emissions itself; with no rule its file must be train.py's."""
     from faina.formats.labels import DEFAULT_LABELS_FILE, LabelInventory
     from faina.scoring.official import evaluate_files
 
     out, _ = finished
     for seed in (1, 2):
-        run_dir = out / "runs" / f"span-f-views-e1-s{seed}"
-        ours = run_dir / "benchmark" / "pred-crf.conll"
-        assert ours.read_text() == (run_dir / "fold0" / "submission.conll").read_text()
-        saved = json.loads((run_dir / "benchmark-scores.json").read_text())["scores"]["crf"]
+        folder = run_dir(out, tiny_encoder, seed)
+        ours = folder / "benchmark" / "pred-crf.conll"
+        assert ours.read_text() == (folder / "fold0" / "submission.conll").read_text()
+        saved = json.loads((folder / "benchmark-scores.json").read_text())["scores"]["crf"]
         inventory = LabelInventory.load(DEFAULT_LABELS_FILE)
         figures = evaluate_files("span-fine", out / "corpus" / "test.conll", ours, inventory=inventory, exact=True)
         assert saved["strict"] == figures["strict"]["avg"] and saved["exact"] == figures["exact"]["avg"]
@@ -98,7 +113,7 @@ def test_default_rule_reproduces_the_runs_own_submission(finished, corpus):
 
 def test_a_rerun_reuses_finished_runs_and_scores(finished, corpus, tiny_encoder):
     out, _ = finished
-    scores = out / "runs" / "span-f-views-e1-s1" / "benchmark-scores.json"
+    scores = run_dir(out, tiny_encoder, 1) / "benchmark-scores.json"
     before = scores.stat().st_mtime_ns
     again = run(corpus, out, tiny_encoder)
     assert again.returncode == 0, again.stderr[-2000:]
@@ -120,6 +135,15 @@ def test_one_seed_is_refused_before_anything_trains(tmp_path, corpus):
     )
     assert done.returncode == 2 and "two or more seeds" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_overrides_name_their_own_runs():
+    script = load_script()
+    assert script.run_name("span-f", "views", 6, 1) == "span-f-views-e6-s1"
+    with_lr = script.run_name("span-f", "views", 6, 1, ["model.optimizer.lr=5e-05"])
+    other_lr = script.run_name("span-f", "views", 6, 1, ["model.optimizer.lr=2e-05"])
+    assert len({with_lr, other_lr, "span-f-views-e6-s1"}) == 3
+    assert with_lr.startswith("span-f-views-e6-o") and with_lr.endswith("-s1")
 
 
 def test_gain_needs_more_than_the_seeds_spread():
