@@ -15,6 +15,8 @@ REPO = Path(__file__).resolve().parents[2]
 TASKS = ("post-c", "post-f", "span-c", "span-f", "missci-gen", "missci-cls")
 EXPERIMENTS = (
     "demo",
+    "best-span-f",
+    "best-post-f",
     *(f"faina/{t}-{e}" for t in ("post-c", "post-f", "span-c", "span-f") for e in ("alberto", "umberto")),
 )
 
