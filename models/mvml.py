@@ -51,7 +51,7 @@ class MVML(FallacyModule):
         tuning_scope: str = "own",
         tuning_shrinkage: float = 20.0,
         tuning_confirm: bool = False,
-        threshold_floor: float = 0.0,
+        threshold_floor: float = 0.3,
         soft_targets: bool = False,
     ):
         super().__init__(encoder, optimizer, scheduler, discriminative_decay, gradual_unfreezing, head_lr, val_metric)
