@@ -297,15 +297,22 @@ def fit_rule(model, level: str, dev: Outputs, rule: dict | None, num_views: int)
     return fit_thresholds(probabilities, targets, fixed, min_positives, **arguments)
 
 
-def score_model(model, meta, level, eval_task, gold_test, dev_corpus, test_corpus, prior_corpus, folder: Path):
-    """Test figures of ``model`` under every rule (rules need ``dev_corpus``; None: the default rule only)."""
+def score_model(
+    model, meta, level, eval_task, gold_test, dev_corpus, test_corpus, prior_corpus, folder: Path, decisions=None
+):
+    """Test figures of ``model`` under every rule: fitted on ``dev_corpus``, or given as ``decisions`` (rule name
+    -> (decision, info), an ensemble's); neither: the default rule only."""
     import torch
 
     with torch.no_grad():
-        return _score_rules(model, meta, level, eval_task, gold_test, dev_corpus, test_corpus, prior_corpus, folder)
+        return _score_rules(
+            model, meta, level, eval_task, gold_test, dev_corpus, test_corpus, prior_corpus, folder, decisions
+        )
 
 
-def _score_rules(model, meta, level, eval_task, gold_test, dev_corpus, test_corpus, prior_corpus, folder: Path):
+def _score_rules(
+    model, meta, level, eval_task, gold_test, dev_corpus, test_corpus, prior_corpus, folder: Path, decisions=None
+):
     from faina.data.levels import LEVELS
     from faina.scoring.official import evaluate_files
     from faina.scoring.soft_scores import soft_scores
@@ -322,9 +329,14 @@ def _score_rules(model, meta, level, eval_task, gold_test, dev_corpus, test_corp
     folder.mkdir(parents=True, exist_ok=True)
     scores = {}
     for name, rule in rules.items():
-        if rule is not None and dev is None:
+        if decisions is not None and name in decisions:
+            decision, info = decisions[name]
+        elif rule is not None and dev is None:
             continue
-        decision, info = fit_rule(model, level, dev, rule, num_views) if dev is not None else (_default(level), {})
+        elif dev is not None:
+            decision, info = fit_rule(model, level, dev, rule, num_views)
+        else:
+            decision, info = _default(level), {}
         outputs = span_outputs(model, test, decision) if level == "span" else post_outputs(test, decision)
         predicted = LEVELS[level].records(test_corpus, indices, outputs, labels, num_views)
         path = LEVELS[level].write(predicted, folder / f"pred-{name}.{LEVELS[level].file_ext}")
@@ -384,7 +396,7 @@ def evaluate_run(task, recipe, seed, folder: Path, files, log) -> dict:
     log(f"scoring {folder.name}")
     model, meta = load_exported(folder / "fold0")
     dev, data = dev_corpus_of(task, files, recipe, seed)
-    tunable = meta["num_views"] == dev.num_views  # a soft model's dev has every view: its rules are not fitted
+    tunable = _tunable_recipe(recipe)
     result = {
         "version": SCORES_VERSION,
         "task": task,
@@ -397,7 +409,7 @@ def evaluate_run(task, recipe, seed, folder: Path, files, log) -> dict:
     return result
 
 
-def _score(task, model, meta, files, dev, data, folder: Path) -> dict:
+def _score(task, model, meta, files, dev, data, folder: Path, decisions=None) -> dict:
     from faina.data.task_data import read_level
     from faina.formats.labels import LabelInventory
 
@@ -406,32 +418,65 @@ def _score(task, model, meta, files, dev, data, folder: Path) -> dict:
     gold_path = files[f"test.{ext}"]
     gold_test = read_level(gold_path, level, "fine", inventory)
     meta = {**meta, "gold_path": gold_path, "inventory": inventory}
-    return score_model(model, meta, level, eval_task, gold_test, dev, gold_test, data.gold_corpus, folder)
+    return score_model(model, meta, level, eval_task, gold_test, dev, gold_test, data.gold_corpus, folder, decisions)
+
+
+def member_decisions(task, recipe, seeds, members, files) -> dict[str, tuple]:
+    """Every tuned rule fitted on each member's own dev split, averaged over the members: what ``cv.ensemble=K``
+    with a tuned rule predicts with. The ensemble averages its members' thresholds, and an O bias adds linearly
+    to the averaged emissions, so averaging the members' own fitted values is exactly that ensemble's rule."""
+    import torch
+
+    from faina.serving.fold_model import load_tokenizer
+
+    level = TASKS[task][0]
+    rules = {name: rule for name, rule in (SPAN_RULES if level == "span" else POST_RULES).items() if rule}
+    fitted: dict[str, list] = {name: [] for name in rules}
+    for seed, (model, meta) in zip(seeds, members):
+        dev_corpus, _ = dev_corpus_of(task, files, recipe, seed)
+        tokenizer = load_tokenizer(meta["encoder"]["name_or_path"])
+        with torch.no_grad():
+            dev = Outputs(model, level, dev_corpus, tokenizer, meta["labels"], meta["num_views"])
+            for name, rule in rules.items():
+                fitted[name].append(fit_rule(model, level, dev, rule, meta["num_views"]))
+    return {
+        name: (torch.stack([decision for decision, _ in values]).mean(0), {"members": [info for _, info in values]})
+        for name, values in fitted.items()
+    }
 
 
 def evaluate_ensemble(task, recipe, epochs, seeds, runs: Path, files, log, overrides: Sequence[str] = ()) -> dict:
+    """The first K seed models of a recipe as one ensemble, under the fixed rule and (members with dev targets of
+    their own shape) every tuned rule, each member's fitted on its own dev split (``member_decisions``)."""
     from faina.serving.fold_model import load_exported
     from models.ensemble import ensemble
 
     name = f"{task}-{recipe}-e{epochs}{overrides_tag(overrides)}-ensemble{len(seeds)}-s{'-'.join(map(str, seeds))}"
     cached = runs / name / SCORES_FILE
     saved = _cached_scores(cached)
-    if saved is not None:
+    if saved is not None and saved.get("member_rules", False) == _tunable_recipe(recipe):
         return saved
     log(f"scoring {name}")
     members = [load_exported(runs / run_name(task, recipe, epochs, s, overrides) / "fold0") for s in seeds]
     model, meta = ensemble([m for m, _ in members]), members[0][1]
     _, data = dev_corpus_of(task, files, recipe, seeds[0])
+    decisions = member_decisions(task, recipe, seeds, members, files) if _tunable_recipe(recipe) else None
     result = {
         "version": SCORES_VERSION,
         "task": task,
         "recipe": recipe,
         "members": list(seeds),
-        "scores": _score(task, model, meta, files, None, data, runs / name / "benchmark"),
+        "member_rules": decisions is not None,
+        "scores": _score(task, model, meta, files, None, data, runs / name / "benchmark", decisions),
     }
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(result, indent=2))
     return result
+
+
+def _tunable_recipe(recipe: str) -> bool:
+    """A soft model has one view and dev targets of every view: no rule of its own shape is fitted."""
+    return "data.targets=soft" not in RECIPES[recipe]
 
 
 # --- the report --------------------------------------------------------------------------------------

@@ -71,7 +71,12 @@ def test_grid_report_has_every_rule_and_the_ensemble(finished, tiny_encoder):
     rows = {(row["recipe"], row["rule"]): row for row in report["rows"]}
     assert {rule for recipe, rule in rows if recipe == "views"} == set(script.SPAN_RULES)
     assert all(rows[("views", rule)]["seeds"] == 2 for rule in script.SPAN_RULES)
-    assert ("views ensemble2", "crf") in rows
+    # an ensemble gets every rule too: each member's fitted on its own dev split, averaged (cv.ensemble=K's rule)
+    assert {rule for recipe, rule in rows if recipe == "views ensemble2"} == set(script.SPAN_RULES)
+    ensemble = json.loads(
+        next((out / "runs").glob("span-f-views-e1-*ensemble2-s1-2")).joinpath("benchmark-scores.json").read_text()
+    )
+    assert ensemble["member_rules"] is True and len(ensemble["scores"]["own"]["rule"]["members"]) == 2
     # a soft model has one view and no dev targets of its own shape: scored with its fixed rule only
     assert {rule for recipe, rule in rows if recipe == "soft"} == {"crf"} and ("soft ensemble2", "crf") in rows
     assert set(rows[("soft", "crf")]) >= {"strict F1", "exact F1", "cross-entropy", "verdict"}
