@@ -44,7 +44,8 @@ class FoldTrainer:
         self, module: pl.LightningModule, trainer_overrides: dict[str, Any] | None = None, **fit_inputs: Any
     ) -> pl.Trainer:
         """``Trainer.fit`` from the fold's ``trainer`` config, resumed from ``last.ckpt`` when there is one."""
-        callbacks = [*instantiate_all(self.cfg.get("callbacks")), *filter(None, [self.average]), self.checkpoint]
+        averaging = [self.average] if self.average is not None else []
+        callbacks = [*instantiate_all(self.cfg.get("callbacks")), *averaging, self.checkpoint]
         self.trainer = hydra.utils.instantiate(
             self.cfg.trainer,
             logger=self.loggers or False,

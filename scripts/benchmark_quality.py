@@ -369,7 +369,7 @@ def dev_corpus_of(task: str, files, recipe: str, seed: int):
     from faina.training.cross_validation import make_splits
 
     level, _, ext = TASKS[task]
-    targets = next((o.split("=", 1)[1] for o in RECIPES[recipe] if o.startswith("data.targets=")), "views")
+    targets = recipe_targets(recipe)
     data = load_task_data(
         str(files[f"train-dev.{ext}"]), str(files[f"test.{ext}"]), level, "fine", str(files["labels"]), targets=targets
     )
@@ -474,9 +474,14 @@ def evaluate_ensemble(task, recipe, epochs, seeds, runs: Path, files, log, overr
     return result
 
 
+def recipe_targets(recipe: str) -> str:
+    """The ``data.targets`` a recipe trains on (``views`` unless it sets one)."""
+    return next((o.split("=", 1)[1] for o in RECIPES[recipe] if o.startswith("data.targets=")), "views")
+
+
 def _tunable_recipe(recipe: str) -> bool:
     """A soft model has one view and dev targets of every view: no rule of its own shape is fitted."""
-    return "data.targets=soft" not in RECIPES[recipe]
+    return recipe_targets(recipe) != "soft"
 
 
 # --- the report --------------------------------------------------------------------------------------
