@@ -139,17 +139,24 @@ def validated(
     try:
         return schema.model_validate(data)  # type: ignore[attr-defined]
     except ValidationError as err:
-        first = err.errors()[0]
-        where = prefix
-        for part in first.get("loc", ()):
-            if isinstance(part, str) and ("[" in part or "-" in part):
-                continue  # pydantic's name of a union member ("constrained-float"), not a field
-            where = f"{where}[{part}]" if isinstance(part, int) else dotted(where, part)
-        value = first.get("input")
+        errors = err.errors()
+        where = _field_name(errors[0], prefix)
+        # a union (a number or "tuned") fails once per member: say every member's demand, not only the first's
+        demands = list(dict.fromkeys(e.get("msg") for e in errors if _field_name(e, prefix) == where))
+        value = errors[0].get("input")
         shown = repr(value) if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
         raise UserError(
-            f"the field {where or '(top level)'} is wrong: {first.get('msg')} (got {shown})",
+            f"the field {where or '(top level)'} is wrong: {', or '.join(demands)} (got {shown})",
             path=path,
             fix=fix or "correct that field, or write the file again with this project",
         ) from None
+
+
+def _field_name(error: dict, prefix: str) -> str:
+    where = prefix
+    for part in error.get("loc", ()):
+        if isinstance(part, str) and ("[" in part or "-" in part):
+            continue  # pydantic's name of a union member ("constrained-float"), not a field
+        where = f"{where}[{part}]" if isinstance(part, int) else dotted(where, part)
+    return where

@@ -165,15 +165,18 @@ def named_model_block(block: Any, path: str | Path | None = None) -> dict:
     return named
 
 
-def check_model_block(block: Any, path: str | Path | None, prefix: str = "model") -> CheckedModel:
-    """The named model block, every field checked; nothing is built, imported or called."""
+def check_model_block(
+    block: Any, path: str | Path | None, prefix: str = "model", fix: str | None = None
+) -> CheckedModel:
+    """The named model block, every field checked; nothing is built, imported or called. ``fix``: the advice
+    for a wrong field (default: correct it in the saved file)."""
     named = named_model_block(block, path)
     parts = dotted(prefix, "module") if named is not block else prefix  # where earlier releases kept the optimiser
     refuse_code(named, path, prefix)
-    top = validated(ModelBlock, named, path, prefix)
-    module = validated(MODULE_SETTINGS[top.architecture], top.module, path, dotted(prefix, "module"))
-    optimizer = _checked_part(top.optimizer, OPTIMIZERS, OPTIMIZER_SETTINGS, path, dotted(parts, "optimizer"))
-    scheduler = _checked_part(top.scheduler, SCHEDULERS, SCHEDULER_SETTINGS, path, dotted(parts, "scheduler"))
+    top = validated(ModelBlock, named, path, prefix, fix)
+    module = validated(MODULE_SETTINGS[top.architecture], top.module, path, dotted(prefix, "module"), fix)
+    optimizer = _checked_part(top.optimizer, OPTIMIZERS, OPTIMIZER_SETTINGS, path, dotted(parts, "optimizer"), fix)
+    scheduler = _checked_part(top.scheduler, SCHEDULERS, SCHEDULER_SETTINGS, path, dotted(parts, "scheduler"), fix)
     return CheckedModel(
         name=top.name,
         architecture=top.architecture,
@@ -184,9 +187,9 @@ def check_model_block(block: Any, path: str | Path | None, prefix: str = "model"
     )
 
 
-def _checked_part(node: dict, registry, schemas: dict, path, where: str):
+def _checked_part(node: dict, registry, schemas: dict, path, where: str, fix: str | None = None):
     registry.get(node.get("name"), path, f"{where}.name")  # an unknown name: one message listing the known ones
-    return validated(schemas[node["name"]], node, path, where)
+    return validated(schemas[node["name"]], node, path, where, fix)
 
 
 def optimizer_factory(settings: AdamSettings | SgdSettings):

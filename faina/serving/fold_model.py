@@ -70,13 +70,27 @@ def build_model(
     return model.train()
 
 
+MODEL_CONFIG = "the model config (conf/model)"
+
+
+def check_model_config(model_cfg: DictConfig):
+    """The run's model block checked field by field before anything is read or trained: a wrong value
+    (``model.module.tuning_scope=bogus``) ends in one message naming the key, not in a traceback from the model's
+    constructor or in a refusal at export after every fold has trained."""
+    from models.saved_model import check_model_block
+
+    return check_model_block(
+        OmegaConf.to_container(model_cfg, resolve=True),
+        MODEL_CONFIG,
+        fix=f"correct it on the command line (model.module.KEY=VALUE) or in conf/model/{model_cfg.get('name')}.yaml",
+    )
+
+
 def export_model(model, cfg: DictConfig, level: str, grain: str, labels, num_views: int, fold_dir: Path) -> Path:
     state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
     atomic_write_bytes(fold_dir / "model.safetensors", save(state))
-    from models.saved_model import check_model_block
-
-    # the Hydra config of the run, saved as names (a name this code cannot read back is refused here, not later)
-    named = check_model_block(OmegaConf.to_container(cfg.model, resolve=True), "the model config (conf/model)")
+    # the Hydra config of the run, saved as names (checked when the run started: ``check_model_config``)
+    named = check_model_config(cfg.model)
     meta = fold_model_json(
         cfg.task.name,
         level,

@@ -31,7 +31,7 @@ from faina.data.levels import LEVELS, subset
 from faina.data.task_data import TaskData, load_task_data
 from faina.formats.probability_file import FILE_NAME as PROBABILITY_FILE
 from faina.formats.probability_file import write_probabilities
-from faina.serving.fold_model import build_model, export_model, load_tokenizer
+from faina.serving.fold_model import build_model, check_model_config, export_model, load_tokenizer
 from faina.serving.prediction import write_ensemble_submission
 from faina.serving.probabilities import probabilities_from_outputs
 from faina.training.decision_tuning import tune_on_dev
@@ -186,6 +186,7 @@ def flat_test_metrics(result: dict) -> dict[str, float]:
 def run(cfg: DictConfig) -> dict[str, float]:
     exp_dir = experiment_dir(cfg)
     official = cfg.cv.name == "official"
+    check_model_config(cfg.model)  # before the data is read and the first fold trains
     with exclusive_experiment(exp_dir):
         if cfg.data.get("loader") is not None:  # data=hf: a datasets dataset instead of Faina files
             loader = OmegaConf.to_container(cfg.data.loader, resolve=True)  # called directly: UserErrors stay clear

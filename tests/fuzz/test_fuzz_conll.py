@@ -138,8 +138,9 @@ def structurally_spoiled(draw, drawn) -> tuple[str, str]:
     elif kind == "mix":
         parts[2 + draw(st.integers(0, num_views - 1))] = "" if labelled else "O"
         lines[at] = "\t".join(parts)
-        if not labelled and num_views == 1 and len(tokens) == 1:
-            expect = "either"  # the one token line of the file became a labelled file of one post
+        if num_views == 1 and len(tokens) == 1:
+            # the one cell of the file flipped: a labelled file of one token became an unlabelled one, or back
+            expect = "either"
     elif kind == "blank":
         where = draw(st.sampled_from([i for i, line in enumerate(lines) if line == ""] + [0]))
         lines[where:where] = [""] * draw(st.integers(1, 3))

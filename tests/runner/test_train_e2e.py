@@ -6,6 +6,7 @@ import json
 import logging
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -116,6 +117,22 @@ def test_unknown_mode_is_one_clear_error(make_cfg):
     with pytest.raises(UserError, match="task 'span-f' has no 'distill' mode") as info:
         run(cfg)
     assert "finetune" in info.value.fix and "zero-shot" in info.value.fix
+
+
+@pytest.mark.parametrize(
+    ("override", "field", "demand"),
+    [
+        ("model.module.tuning_scope=bogus", "model.module.tuning_scope", "'own', 'shared' or 'shrunk'"),
+        ("model.module.o_bias=lots", "model.module.o_bias", "a valid number, or Input should be 'tuned'"),
+        ("model.module.min_dev_spans=many", "model.module.min_dev_spans", "a valid integer"),
+    ],
+)
+def test_a_wrong_model_setting_is_refused_before_anything_trains(make_cfg, override, field, demand):
+    cfg = make_cfg("task=span-f", override)
+    with pytest.raises(UserError, match=field) as info:
+        run(cfg)
+    assert demand in info.value.message and "conf/model/mvmd.yaml" in info.value.fix
+    assert not (Path(cfg.paths.results_dir) / cfg.name).exists()  # refused before the experiment folder exists
 
 
 def test_interrupted_fold_resumes_from_its_last_checkpoint(make_cfg, monkeypatch):
