@@ -312,8 +312,11 @@ def load_hf_task_data(
     tokens_column: str = TOKENS,
     label_columns: Sequence[str] | None = None,
     labels: str | None = None,
+    targets: str = "views",
 ):
-    """``TaskData`` from a ``datasets`` dataset (the runner trains on it like on a Faina file)."""
+    """``TaskData`` from a ``datasets`` dataset (the runner trains on it like on a Faina file); ``targets`` as
+    for a Faina file (``data.targets``: the views themselves, or one aggregated/soft view scored against each)."""
+    from faina.data.targets import aggregate_corpus
     from faina.data.task_data import TaskData
 
     if grain != "fine":
@@ -335,4 +338,14 @@ def load_hf_task_data(
     if level == "post":
         labelled = post_corpus_from_spans(labelled)
         unlabelled = post_corpus_from_spans(unlabelled) if unlabelled is not None else None
-    return TaskData(level, grain, inventory.labels_of(grain), inventory, labelled, unlabelled)
+    training = aggregate_corpus(labelled, targets)
+    return TaskData(
+        level,
+        grain,
+        inventory.labels_of(grain),
+        inventory,
+        training,
+        unlabelled,
+        gold=labelled if training is not labelled else None,
+        targets=targets,
+    )

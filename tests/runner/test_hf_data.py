@@ -134,3 +134,28 @@ def test_data_hf_bad_datasets_get_one_message(tmp_path):
     claims = _save_dataset(tmp_path / "claims")
     with pytest.raises(UserError, match="column 'lang' holds .*not a tag per token"):
         load_hf_task_data(str(claims), "span", "fine", label_columns=["lang"])
+
+
+def test_data_hf_aggregates_its_views_like_a_faina_file(make_cfg, tmp_path):
+    """data.targets applies to a dataset as to a Faina file: one trained view, every annotator's view scored."""
+    folder = _save_dataset(tmp_path / "claims")
+    union = load_hf_task_data(str(folder), "post", "fine", targets="union")
+    assert union.targets == "union" and union.num_views == 1 and union.gold_corpus.num_views == 2
+    assert union.model_views == 1 and len(union.labelled) == len(union.gold_corpus) == 24
+    assert load_hf_task_data(str(folder), "span", "fine").num_views == 2  # views: as the dataset holds them
+    with pytest.raises(UserError, match="majority"):  # two views: majority would be the intersection
+        load_hf_task_data(str(folder), "span", "fine", targets="majority")
+    cfg = make_cfg(
+        "task=span-f",
+        "debug=fast",
+        "cv.num_folds=2",
+        "data=hf",
+        f"data.path={folder}",
+        "data.targets=union",
+        sample=False,
+    )
+    assert cfg.name.endswith("-union")
+    run(cfg)
+    fold = Path(cfg.paths.results_dir) / cfg.name / "fold0"
+    assert json.loads((fold / "model.json").read_text())["num_views"] == 1
+    assert (fold / "gold.conll").read_text().splitlines()[4].count("\t") == 3  # index, token, both gold views
