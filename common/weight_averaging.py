@@ -26,16 +26,21 @@ from lightning.pytorch.callbacks import Callback
 from common.errors import UserError
 
 
+def check_average_last(value: Any, minimum: int = 0) -> int:
+    """``checkpoint.average_last`` as a number of epochs (0: off), or one message naming the key and the fix."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise UserError(
+            f"checkpoint.average_last must be a whole number of epochs ≥ 1 (or 0: off), not {value!r}",
+            fix="set checkpoint.average_last=3, or 0 to predict with the best dev epoch",
+        )
+    return value
+
+
 class LastEpochsAverage(Callback):
     """Running mean of the module's ``state_dict`` at the end of each of the last ``last_epochs`` epochs."""
 
     def __init__(self, last_epochs: int):
-        if isinstance(last_epochs, bool) or not isinstance(last_epochs, int) or last_epochs < 1:
-            raise UserError(
-                f"checkpoint.average_last must be a whole number of epochs ≥ 1 (or 0: off), not {last_epochs!r}",
-                fix="set checkpoint.average_last=3, or 0 to predict with the best dev epoch",
-            )
-        self.last_epochs = last_epochs
+        self.last_epochs = check_average_last(last_epochs, minimum=1)  # 0 (off) means no callback at all
         self.count = 0
         self.mean: dict[str, torch.Tensor] = {}
 

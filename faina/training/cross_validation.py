@@ -25,6 +25,7 @@ from common.errors import UserError
 from common.experiments import exclusive_experiment, guard_same_experiment, run_folds
 from common.fold_training import FoldTrainer
 from common.io import atomic_write_json, atomic_write_text
+from common.weight_averaging import check_average_last
 from faina.data.datamodule import FainaDataModule
 from faina.data.folds import FoldSplit, kfold_splits, label_matrix, official_split
 from faina.data.levels import LEVELS, subset
@@ -187,6 +188,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
     exp_dir = experiment_dir(cfg)
     official = cfg.cv.name == "official"
     check_model_config(cfg.model)  # before the data is read and the first fold trains
+    check_average_last(cfg.checkpoint.get("average_last", 0))
     with exclusive_experiment(exp_dir):
         if cfg.data.get("loader") is not None:  # data=hf: a datasets dataset instead of Faina files
             loader = OmegaConf.to_container(cfg.data.loader, resolve=True)  # called directly: UserErrors stay clear

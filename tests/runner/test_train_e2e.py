@@ -135,6 +135,15 @@ def test_a_wrong_model_setting_is_refused_before_anything_trains(make_cfg, overr
     assert not (Path(cfg.paths.results_dir) / cfg.name).exists()  # refused before the experiment folder exists
 
 
+@pytest.mark.parametrize("value", ["-2", "two", "1.5"])
+def test_a_wrong_number_of_averaged_epochs_is_refused_before_anything_trains(make_cfg, value):
+    cfg = make_cfg("task=post-c", f"checkpoint.average_last={value}")
+    with pytest.raises(UserError, match="checkpoint.average_last must be a whole number") as info:
+        run(cfg)
+    assert "checkpoint.average_last=3" in info.value.fix
+    assert not (Path(cfg.paths.results_dir) / cfg.name).exists()
+
+
 def test_interrupted_fold_resumes_from_its_last_checkpoint(make_cfg, monkeypatch):
     import lightning.pytorch as pl
     import torch
