@@ -187,8 +187,26 @@ class SpanDev:
         return part
 
     def sums(self, bias: torch.Tensor) -> torch.Tensor:
-        decoded = self.crf.viterbi(with_o_bias(self.emissions, bias), self.mask)
-        return _span_sums(decoded.long(), self.gold)
+        """``[4, D]`` span sums of dev decoded with O bias ``bias [D]``."""
+        return self.sums_many(bias.unsqueeze(0))[0]
+
+    def sums_many(self, biases: torch.Tensor, budget: int = 1 << 20) -> torch.Tensor:
+        """``[G, 4, D]``: the sums under each of ``biases [G, D]``, the candidates decoded as one batch (chunks of at
+        most ``budget`` emission scores, so memory stays bounded): one Viterbi pass over the words instead of one
+        per candidate, the same maximisations element by element, so the same paths."""
+        posts = self.emissions.shape[0]
+        per_candidate = max(1, self.emissions.numel())
+        chunk = max(1, budget // per_candidate)
+        out = []
+        for start in range(0, biases.shape[0], chunk):
+            part = biases[start : start + chunk]
+            shift = torch.zeros(*part.shape, self.emissions.shape[-1], dtype=self.emissions.dtype)
+            shift[..., O] = part.to(self.emissions.dtype)
+            emissions = (self.emissions.unsqueeze(0) + shift[:, None, :, None, :]).flatten(0, 1)  # [g·N, D, W, 3]
+            mask = self.mask.repeat(part.shape[0], 1)
+            decoded = self.crf.viterbi(emissions, mask).long().view(part.shape[0], posts, *self.gold.shape[1:])
+            out.extend(_span_sums(tags, self.gold) for tags in decoded)
+        return torch.stack(out)
 
 
 @torch.no_grad()
@@ -223,7 +241,7 @@ def fit_o_bias(
 def _fit_o_bias_once(dev: SpanDev, num_views: int, min_spans: int, scope: str, shrinkage: float, grid) -> torch.Tensor:
     values = torch.tensor(grid, dtype=torch.float64)
     num_decoders = dev.gold.shape[1]
-    sums = torch.stack([dev.sums(torch.full((num_decoders,), float(value))) for value in grid])  # [G, 4, D]
+    sums = dev.sums_many(values.float().unsqueeze(1).expand(-1, num_decoders))  # [G, 4, D]
     gold_spans = sums[0, 3]
     own = _pick(_decoder_f1(sums), values, 0.0)
     if scope == "own":

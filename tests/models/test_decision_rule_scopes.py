@@ -25,6 +25,7 @@ from models.decision_rules import (
     tune_o_bias,
     tune_thresholds,
     view_average_span_f1,
+    with_o_bias,
 )
 
 LABELS = ["X", "Y"]
@@ -96,6 +97,20 @@ def test_own_scope_is_the_original_per_decoder_rule(seed):
     original = tune_o_bias(crf, batches, min_spans=2)
     bias, info = fit_o_bias(SpanDev(crf, batches), num_views=2, min_spans=2, scope="own")
     assert torch.equal(bias, original) and info == {"scope": "own"}
+
+
+@pytest.mark.parametrize("budget", [1, 500, 1 << 24])  # a chunk of one candidate, of a few, all at once
+def test_candidates_decoded_as_one_batch_give_each_candidates_own_sums(budget):
+    crf = BatchedBIOCRF(4)
+    with torch.no_grad():
+        crf.transitions.normal_(generator=torch.Generator().manual_seed(1))  # not the zero start: paths depend on it
+    dev = SpanDev(crf, dev_batches(4))
+    biases = torch.randn(7, 4, generator=torch.Generator().manual_seed(2)) * 2
+    one_by_one = torch.stack(
+        [_span_sums(crf.viterbi(with_o_bias(dev.emissions, bias), dev.mask).long(), dev.gold) for bias in biases]
+    )
+    assert torch.equal(dev.sums_many(biases, budget=budget), one_by_one)
+    assert torch.equal(dev.sums(biases[3]), one_by_one[3])
 
 
 def test_shared_scope_maximises_the_task_metric_with_one_value():
