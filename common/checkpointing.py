@@ -154,6 +154,21 @@ def load_weights(path: str | Path) -> dict[str, torch.Tensor]:
 
 
 # --- the callback -------------------------------------------------------------------------------------------
+class _QuietFullCheckpointNote(logging.Filter):
+    """Drops Lightning's "`weights_only` was not set, defaulting to `False`" note, logged at every save of
+    ``last.ckpt``: that checkpoint holds the full training state on purpose (a killed run resumes from it), and
+    the note reads as if a file were *loaded* unsafely (every load here is ``weights_only=True``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("`weights_only` was not set")
+
+
+def _quiet_full_checkpoint_note() -> None:
+    connector = logging.getLogger("lightning.pytorch.trainer.connectors.checkpoint_connector")
+    if not any(isinstance(f, _QuietFullCheckpointNote) for f in connector.filters):
+        connector.addFilter(_QuietFullCheckpointNote())
+
+
 class FoldCheckpoint(Checkpoint):
     """Best weights on improvement, a resumable ``last.ckpt`` every epoch, RNG states saved and restored.
 
@@ -171,6 +186,7 @@ class FoldCheckpoint(Checkpoint):
         self.best_model_score: float | None = None
         self.best_epoch: int | None = None
         self._pending_rng: dict | None = None
+        _quiet_full_checkpoint_note()
 
     @property
     def last_model_path(self) -> str:
