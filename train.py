@@ -49,6 +49,17 @@ def register_config_resolvers() -> None:
 register_config_resolvers()
 
 
+SIGTERM_EXIT = 128 + 15  # what a shell reports for a process ended by SIGTERM
+
+
+def _stopped_by_sigterm(stop: SystemExit) -> bool:
+    """Lightning ends ``fit`` on SIGTERM with ``SIGTERMException``, a ``SystemExit`` *without a code*: the process
+    would exit 0, as if the run had finished, and a script (``train.py && next step``) or a scheduler would go
+    on without its results."""
+    exceptions = sys.modules.get("lightning.pytorch.utilities.exceptions")  # imported by whatever trained
+    return exceptions is not None and isinstance(stop, exceptions.SIGTERMException)
+
+
 def run(cfg: DictConfig) -> dict[str, float]:
     """Run the configured task and mode; return a flat dict of metrics."""
     runners = cfg.task.get("runners") or {}
@@ -69,6 +80,15 @@ def main(cfg: DictConfig) -> float | None:
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
+    except SystemExit as stop:
+        if not _stopped_by_sigterm(stop):
+            raise
+        print(
+            "stopped: the run received SIGTERM and ended after its current batch; its last checkpoint is kept. "
+            "Rerun the same command to resume from it",
+            file=sys.stderr,
+        )
+        raise SystemExit(SIGTERM_EXIT) from None
     except OSError as err:  # a full disk under a writer that is not ours (a logger): the same one message
         if err.errno not in DISK_FULL:
             raise

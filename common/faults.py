@@ -1,11 +1,12 @@
-"""Deterministic kill points for the fault-injection tests: ``FALLACY_KILL_AT=<point>[@<n>]``.
+"""Deterministic kill points for the fault-injection tests: ``FALLACY_KILL_AT=<point>[@<n>][:TERM]``.
 
 A crash that depends on timing cannot be reproduced; a named point can. The code that writes results calls
 ``kill_point("write:metrics.json")``, ``kill_point("train-batch")`` … at the moments where a real job could
 die (mid-epoch, halfway through a file write, between folds). When the environment variable names the point,
 the process SIGKILLs itself the n-th time it gets there (default: the first), exactly like ``kill -9``: no
 ``finally`` blocks, no atexit handlers, files left as they are. Unset (always, outside the tests), a kill
-point costs one dictionary lookup.
+point costs one dictionary lookup. ``:TERM`` sends SIGTERM instead, as a scheduler or ``kill`` does: the process
+may then stop as it chooses (Lightning finishes the batch and raises; ``train.py`` exits 143).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ def kill_point(name: str) -> None:
     spec = os.environ.get(ENV_VAR)
     if not spec:
         return
+    spec, _, how = spec.partition(":")
     target, _, nth = spec.partition("@")
     if name != target:
         return
     _hits[name] += 1
     if _hits[name] == int(nth or 1):
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGTERM if how == "TERM" else signal.SIGKILL)

@@ -185,6 +185,12 @@ def train(task, recipe, epochs, seed, files, runs: Path, overrides, log) -> Path
             path=str(folder.parent / f"{folder.name}.log"),
             fix="read the log; rerun this script to retry (finished runs are reused)",
         )
+    if not (folder / "results.json").is_file():  # an exit status 0 without results is no finished run
+        raise UserError(
+            f"training {folder.name} ended without its results.json",
+            path=str(folder.parent / f"{folder.name}.log"),
+            fix="read the log; rerun this script to resume it (finished runs are reused)",
+        )
     seconds = time.perf_counter() - started
     (folder / TIME_FILE).write_text(json.dumps({"seconds": round(seconds, 1), "command": command[1:]}, indent=2))
     return folder

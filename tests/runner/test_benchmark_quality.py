@@ -184,3 +184,15 @@ def test_gain_needs_more_than_the_seeds_spread():
     ]
     verdicts = [row.get("verdict") for row in script.mark_gains(rows)]
     assert verdicts == [None, "gain", "within spread", "loss"]
+
+
+def test_a_training_that_exits_0_without_results_is_refused(tmp_path, monkeypatch):
+    """A train.py stopped early (e.g. Lightning's SIGTERM stop used to exit 0) must not be scored as finished."""
+    from common.errors import UserError
+
+    script = load_script()
+    monkeypatch.setattr(script.subprocess, "run", lambda command, **kwargs: subprocess.CompletedProcess(command, 0))
+    files = {name: tmp_path / name for name in ("train-dev.conll", "test.conll", "labels")}
+    with pytest.raises(UserError, match="without its results.json"):
+        script.train("span-f", "views", 6, 1, files, tmp_path / "runs", [], print)
+    assert not (tmp_path / "runs" / "span-f-views-e6-s1" / script.TIME_FILE).exists()

@@ -99,3 +99,19 @@ def test_damaged_checkpoint_and_metrics_are_named_and_redone(tmp_path, tiny_enco
     assert f"fold 0: {metrics} is damaged" in result.stderr and "running the fold again" in result.stderr
     assert "Traceback" not in result.stderr
     assert_same_results(tmp_path, uninterrupted)
+
+
+def test_sigterm_exits_143_with_one_message_and_a_rerun_resumes(tmp_path, tiny_encoder, fault_sample, uninterrupted):
+    """A scheduler's or ``kill``'s SIGTERM: Lightning stops after the batch with a ``SystemExit`` that has no code,
+    which would make the killed run exit 0 as if finished; ``train.py`` exits 143 and says how to resume."""
+    cmd = harness.command(tmp_path, tiny_encoder, fault_sample)
+    fold0 = harness.experiment_dir(tmp_path) / "fold0"
+    stopped = harness.run(cmd, kill_at="train-batch@5:TERM")
+    assert stopped.returncode == 143, harness.describe(stopped)
+    assert "received SIGTERM" in stopped.stderr and "Rerun the same command" in stopped.stderr
+    assert "Traceback" not in stopped.stderr and not (fold0 / "metrics.json").exists()
+    assert checkpoint_damage(fold0 / "checkpoints" / "last.ckpt") is None
+    last = harness.run(cmd)
+    assert last.returncode == 0, harness.describe(last)
+    assert "fold 0: resuming from" in last.stderr
+    assert_same_results(tmp_path, uninterrupted)
