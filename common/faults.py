@@ -20,14 +20,14 @@ _hits: collections.Counter[str] = collections.Counter()
 
 
 def kill_point(name: str) -> None:
-    """SIGKILL this process if ``FALLACY_KILL_AT`` names ``name`` and this is its n-th hit."""
+    """SIGKILL (or, with ``:TERM``, SIGTERM) this process if ``FALLACY_KILL_AT`` names ``name`` and this is its n-th hit."""
     spec = os.environ.get(ENV_VAR)
     if not spec:
         return
-    spec, _, how = spec.partition(":")
-    target, _, nth = spec.partition("@")
+    term = spec.endswith(":TERM")  # point names hold colons themselves ("write:last.ckpt")
+    target, _, nth = spec.removesuffix(":TERM").partition("@")
     if name != target:
         return
     _hits[name] += 1
     if _hits[name] == int(nth or 1):
-        os.kill(os.getpid(), signal.SIGTERM if how == "TERM" else signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGTERM if term else signal.SIGKILL)
