@@ -316,8 +316,7 @@ def load_hf_task_data(
 ):
     """``TaskData`` from a ``datasets`` dataset (the runner trains on it like on a Faina file); ``targets`` as
     for a Faina file (``data.targets``: the views themselves, or one aggregated/soft view scored against each)."""
-    from faina.data.targets import aggregate_corpus
-    from faina.data.task_data import TaskData
+    from faina.data.task_data import task_data_with_targets
 
     if grain != "fine":
         raise UserError(
@@ -338,14 +337,4 @@ def load_hf_task_data(
     if level == "post":
         labelled = post_corpus_from_spans(labelled)
         unlabelled = post_corpus_from_spans(unlabelled) if unlabelled is not None else None
-    training = aggregate_corpus(labelled, targets)
-    return TaskData(
-        level,
-        grain,
-        inventory.labels_of(grain),
-        inventory,
-        training,
-        unlabelled,
-        gold=labelled if training is not labelled else None,
-        targets=targets,
-    )
+    return task_data_with_targets(level, grain, inventory, labelled, unlabelled, targets)

@@ -114,6 +114,19 @@ def load_task_data(
         unlabelled = read_level(test_path, level, grain, inventory, repair)
         if unlabelled.num_views != labelled.num_views and isinstance(unlabelled, PostCorpus):
             pass  # a TSV test file may carry any number of (empty) label columns
+    return task_data_with_targets(level, grain, inventory, labelled, unlabelled, targets)
+
+
+def task_data_with_targets(
+    level: str,
+    grain: str,
+    inventory: LabelInventory,
+    labelled: SpanCorpus | PostCorpus,
+    unlabelled: SpanCorpus | PostCorpus | None,
+    targets: str,
+) -> TaskData:
+    """``TaskData`` training on ``targets`` of ``labelled`` (aggregated or not), every view kept for scoring: the
+    one place that turns a read corpus into training data, whatever it was read from (Faina files, ``data=hf``)."""
     training = aggregate_corpus(labelled, targets)
     return TaskData(
         level,
