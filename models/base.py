@@ -59,6 +59,16 @@ def masked_views(views_per_post: list[list], annotated: torch.Tensor | None) -> 
     return [[view if on else None for view, on in zip(post, row)] for post, row in zip(views_per_post, rows)]
 
 
+def scoring_targets(batch: Mapping[str, torch.Tensor], key: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The gold a labelled batch is *scored* against, and its ``annotated`` mask: ``gold_<key>`` (every annotator
+    view) when the model trains on aggregated targets (``data.targets`` union, majority, intersection: the batch's
+    ``key`` holds the aggregate the loss uses), else ``key`` itself. Dev F1, best-epoch selection and tuned decision
+    rules use it, so dev is scored as the test files are: the one prediction against each view."""
+    if f"gold_{key}" in batch:
+        return batch[f"gold_{key}"], batch.get("gold_annotated")
+    return batch[key], batch.get("annotated")
+
+
 class FallacyModule(L.LightningModule):
     """Base LightningModule: the encoder, the optimiser recipe and the evaluation loop MVML and MVMD share.
 

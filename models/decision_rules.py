@@ -126,6 +126,62 @@ def _pad(tags: torch.Tensor, width: int) -> torch.Tensor:
     return torch.nn.functional.pad(tags.long().cpu(), (0, width - tags.shape[-1]))
 
 
+# --- one model's outputs against every annotator view ---------------------------------------------------
+def span_observations(
+    emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor, annotated: torch.Tensor | None, model_views: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Dev ``(emissions, gold tags, mask)`` that a decision rule of a ``model_views``-view model is fitted on.
+
+    ``tags [N, V·C, W]`` hold every gold view the split is scored against. A model with a decoder set per view
+    (``model_views == V``) is fitted view by view. A model with one decoder set (``data.targets`` soft, union,
+    majority, intersection) predicts one answer that the evaluator scores against every view (its ``-O`` rule), so
+    each (post, view) pair is one observation: the posts are repeated per view, and the rule maximises the span F1
+    pooled over those pairs (the view average of the report, up to pooling). A pair whose view did not annotate the
+    post (``annotated [N, V]`` False) gets gold O and an overwhelming O emission: it adds no span to any F1."""
+    labels = emissions.shape[1] // model_views
+    views = tags.shape[1] // labels
+    annotated = torch.ones(tags.shape[0], views, dtype=torch.bool) if annotated is None else annotated.cpu()
+    tags = tags.clone()
+    if model_views != views:
+        emissions = emissions.repeat_interleave(views, 0)
+        tags = tags.reshape(tags.shape[0] * views, labels, -1)
+        mask = mask.repeat_interleave(views, 0)
+        annotated = annotated.reshape(-1, 1)
+    missing = ~annotated.repeat_interleave(tags.shape[1] // annotated.shape[1], dim=1)  # [N, D]
+    if bool(missing.any()):
+        tags[missing] = 0
+        emissions = emissions.clone()
+        emissions[..., O] = torch.where(missing[:, :, None], torch.full_like(emissions[..., O], 1e4), emissions[..., O])
+    return emissions, tags, mask
+
+
+def views_per_model_view(gold_views: int, model_views: int) -> int:
+    """How often each dev item is met in the pooled observations: 1 for a model with a head/decoder set per view,
+    ``V`` for a one-view model scored against ``V`` views.
+
+    The evidence settings of a rule (``min_spans`` / ``min_positives``, ``shrinkage``) are counted *per view*, so the
+    callers multiply them by this: pooled over three views, one rater's 10 dev spans of a label count 30, and a
+    per-decoder bias fitted on them overfits as one fitted on 10 would (toxic-spans, ``union``, seeds 1-3: with 30
+    pooled spans the per-decoder rule lost 5-16 strict F1 points on every seed; with 30 per view it ties,
+    docs/benchmark-quality.md)."""
+    return max(1, gold_views // model_views)
+
+
+def post_observations(
+    probabilities: torch.Tensor, targets: torch.Tensor, annotated: torch.Tensor | None, model_views: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Dev ``(probabilities, targets)`` ``[N, V, C]`` that thresholds of a ``model_views``-view model are fitted on:
+    as ``span_observations``, a one-head model's answer is one observation per (post, view) pair of every gold view
+    in ``targets``; a pair whose view did not annotate the post gets probability and target 0 (no F1 counts it)."""
+    annotated = torch.ones(targets.shape[:2], dtype=torch.bool) if annotated is None else annotated.cpu()
+    if model_views != targets.shape[1]:
+        probabilities = probabilities.expand(-1, targets.shape[1], -1).reshape(-1, 1, targets.shape[2])
+        targets = targets.reshape(-1, 1, targets.shape[2])
+        annotated = annotated.reshape(-1, 1)
+    keep = annotated.unsqueeze(-1).to(probabilities.dtype)
+    return probabilities * keep, targets * keep
+
+
 # --- scopes, shrinkage and held-out confirmation (issue 21) ----------------------------------------------
 SCOPES = ("own", "shared", "shrunk")
 
@@ -136,10 +192,13 @@ def check_scope(scope: str) -> str:
     return scope
 
 
-def _halves(size: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Even and odd item positions: the two halves of dev that ``confirm`` fits and scores crosswise."""
+def _halves(size: int, per_post: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """Even and odd dev posts: the two halves of dev that ``confirm`` fits and scores crosswise. ``per_post``: the
+    consecutive observations of one post (a one-view model meets each post once per view), kept in one half, so
+    no post is fitted on and scored on at once."""
     index = torch.arange(size)
-    return index[0::2], index[1::2]
+    post = index // per_post
+    return index[post % 2 == 0], index[post % 2 == 1]
 
 
 # spans ------------------------------------------------------------------------------------------------
@@ -218,14 +277,17 @@ def fit_o_bias(
     shrinkage: float = 20.0,
     confirm: bool = False,
     grid=O_BIAS_GRID,
+    per_post: int = 1,
 ) -> tuple[torch.Tensor, dict]:
-    """Decision O biases ``[D]`` for ``dev`` under ``scope`` (module docstring), and what was decided."""
+    """Decision O biases ``[D]`` for ``dev`` under ``scope`` (module docstring), and what was decided (``per_post``:
+    consecutive observations of one dev post, ``views_per_model_view``)."""
     check_scope(scope)
     bias = _fit_o_bias_once(dev, num_views, min_spans, scope, shrinkage, grid)
     info = {"scope": scope}
     if confirm:
         gains = []
-        for fit_on, score_on in (_halves(len(dev.gold)), reversed(_halves(len(dev.gold)))):
+        halves = _halves(len(dev.gold), per_post)
+        for fit_on, score_on in (halves, tuple(reversed(halves))):
             half_bias = _fit_o_bias_once(dev.subset(fit_on), num_views, min_spans, scope, shrinkage, grid)
             held_out = dev.subset(score_on)
             tuned = view_average_span_f1(held_out.sums(half_bias), num_views)
@@ -285,6 +347,7 @@ def fit_thresholds(
     confirm: bool = False,
     floor: float = 0.0,
     grid=THRESHOLD_GRID,
+    per_post: int = 1,
 ) -> tuple[torch.Tensor, dict]:
     """Thresholds ``[V, C]`` from dev ``probabilities`` and 0/1 ``targets`` ``[N, V, C]`` under ``scope``, never
     below ``floor``; with ``confirm``, the fixed ``τ`` unless the cross-fitted held-out gain is positive."""
@@ -295,7 +358,8 @@ def fit_thresholds(
     if confirm:
         gold = targets > 0.5
         gains = []
-        for fit_on, score_on in (_halves(len(targets)), reversed(_halves(len(targets)))):
+        halves = _halves(len(targets), per_post)
+        for fit_on, score_on in (halves, tuple(reversed(halves))):
             half = _fit_thresholds_once(
                 probabilities[fit_on], targets[fit_on], fixed, min_positives, scope, shrinkage, grid
             )

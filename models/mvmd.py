@@ -37,9 +37,16 @@ from typing import Any
 
 import torch
 
-from models.base import FallacyModule, masked_views
+from models.base import FallacyModule, masked_views, scoring_targets
 from models.bio import tags_to_spans
-from models.decision_rules import SpanDev, check_scope, fit_o_bias, with_o_bias
+from models.decision_rules import (
+    SpanDev,
+    check_scope,
+    fit_o_bias,
+    span_observations,
+    views_per_model_view,
+    with_o_bias,
+)
 from models.encoder import ChunkedEncoder
 from models.heads import BIODecoders
 
@@ -148,8 +155,9 @@ class MVMD(FallacyModule):
         loss = self.loss(emissions, batch)
         self.log(f"{split}/loss", loss, batch_size=size, sync_dist=True)
         predicted = self.batch_spans(self.decoders.decode(self.with_decision_bias(emissions), mask), mask)
-        gold_views = batch["tags"].shape[1] // len(self.labels)  # every annotator's, also for soft targets
-        gold = masked_views(self.batch_spans(batch["tags"], mask, gold_views), batch.get("annotated"))
+        gold_tags, annotated = scoring_targets(batch, "tags")
+        gold_views = gold_tags.shape[1] // len(self.labels)  # every annotator's, also for one decoder set
+        gold = masked_views(self.batch_spans(gold_tags, mask, gold_views), annotated)
         self.count_predictions(
             split, sum(len(v) for post in predicted for v in post), sum(len(v or ()) for post in gold for v in post)
         )
@@ -178,38 +186,24 @@ class MVMD(FallacyModule):
         }
 
     def _dev_observations(self, batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Dev ``(emissions, tags, mask)`` for O-bias tuning. With ``soft_targets`` each view's tags are one
-        observation of the one decoder set (the posts repeated per view, the -O rule); a (post, view) pair whose
-        view did not annotate the post gets gold O and an overwhelming O emission, so it adds no span to any F1."""
-        emissions, tags, mask = (
-            self.emissions(batch).float().cpu(),
-            batch["tags"].cpu().clone(),
-            batch["word_mask"].cpu(),
+        """Dev ``(emissions, tags, mask)`` for O-bias tuning against every gold view of the batch
+        (``scoring_targets``; ``models.decision_rules.span_observations`` says how one decoder set meets them)."""
+        tags, annotated = scoring_targets(batch, "tags")
+        return span_observations(
+            self.emissions(batch).float().cpu(), tags.cpu(), batch["word_mask"].cpu(), annotated, self.num_views
         )
-        labels = len(self.labels)
-        views = tags.shape[1] // labels
-        annotated = batch.get("annotated")
-        annotated = torch.ones(tags.shape[0], views, dtype=torch.bool) if annotated is None else annotated.cpu()
-        if self.soft_targets:
-            emissions = emissions.repeat_interleave(views, 0)
-            tags = tags.reshape(tags.shape[0] * views, labels, -1)
-            mask = mask.repeat_interleave(views, 0)
-            annotated = annotated.reshape(-1, 1)
-        missing = ~annotated.repeat_interleave(tags.shape[1] // annotated.shape[1], dim=1)  # [N, D]
-        if bool(missing.any()):
-            tags[missing] = 0
-            emissions = emissions.clone()
-            emissions[..., 0] = torch.where(
-                missing[:, :, None], torch.full_like(emissions[..., 0], 1e4), emissions[..., 0]
-            )
-        return emissions, tags, mask
+
+    def _gold_views(self, batch) -> int:
+        return scoring_targets(batch, "tags")[0].shape[1] // len(self.labels)
 
     @torch.no_grad()
     def tune_decisions(self, batches: Iterable[Mapping[str, torch.Tensor]]) -> dict | None:
         """With ``o_bias="tuned"``: fit each decoder's decision O bias on labelled dev batches."""
         if not self.tuned:
             return None
-        collected = self.collect_in_eval(batches, self._dev_observations)
+        collected = self.collect_in_eval(
+            batches, lambda batch: (self._dev_observations(batch), self._gold_views(batch))
+        )
         if not collected:
             return None
         crf = self.decoders.crf
@@ -217,13 +211,15 @@ class MVMD(FallacyModule):
             from copy import deepcopy
 
             crf = deepcopy(crf).cpu()
+        per_view = views_per_model_view(collected[0][1], self.num_views)  # evidence is counted per view
         bias, info = fit_o_bias(
-            SpanDev(crf, collected),
+            SpanDev(crf, [observations for observations, _ in collected]),
             self.num_views,
-            self.min_dev_spans,
+            self.min_dev_spans * per_view,
             self.tuning_scope,
-            self.tuning_shrinkage,
+            self.tuning_shrinkage * per_view,
             self.tuning_confirm,
+            per_post=per_view,
         )
         self.decision_o_bias.copy_(bias.to(self.decision_o_bias))
         per_view = {}

@@ -23,8 +23,8 @@ from typing import Any
 
 import torch
 
-from models.base import FallacyModule, masked_views
-from models.decision_rules import check_scope, fit_thresholds
+from models.base import FallacyModule, masked_views, scoring_targets
+from models.decision_rules import check_scope, fit_thresholds, post_observations, views_per_model_view
 from models.encoder import ChunkedEncoder
 from models.heads import MultiLabelHead
 
@@ -107,7 +107,8 @@ class MVML(FallacyModule):
         size = batch["input_ids"].shape[0]
         self.log(f"{split}/loss", self.loss(logits, batch), batch_size=size, sync_dist=True)
         predicted = self.label_sets(self.decide(torch.sigmoid(logits)))
-        gold = masked_views(self.label_sets(batch["labels"] > 0.5), batch.get("annotated"))
+        gold_labels, annotated = scoring_targets(batch, "labels")
+        gold = masked_views(self.label_sets(gold_labels > 0.5), annotated)
         self.count_predictions(
             split, sum(len(v) for post in predicted for v in post), sum(len(v or ()) for post in gold for v in post)
         )
@@ -133,38 +134,38 @@ class MVML(FallacyModule):
         }
 
     def _dev_observations(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """Dev probabilities and targets ``[N, V, C]`` for threshold tuning. With ``soft_targets`` each annotated
-        view is one observation of the one head (the posts repeated per view, the evaluator's -O rule); a pair whose
-        view did not annotate the post gets probability and target 0, which no threshold counts in F1."""
+        """Dev probabilities and targets ``[N, V, C]`` for threshold tuning against every gold view of the batch
+        (``scoring_targets``; ``models.decision_rules.post_observations`` says how one head meets them)."""
+        targets, annotated = scoring_targets(batch, "labels")
         probabilities = torch.sigmoid(self(batch)).float().cpu()
-        targets = batch["labels"].float().cpu()
-        annotated = batch.get("annotated")
-        annotated = torch.ones(targets.shape[:2], dtype=torch.bool) if annotated is None else annotated.cpu()
-        if self.soft_targets:
-            probabilities = probabilities.expand(-1, targets.shape[1], -1).reshape(-1, 1, targets.shape[2])
-            targets = targets.reshape(-1, 1, targets.shape[2])
-            annotated = annotated.reshape(-1, 1)
-        keep = annotated.unsqueeze(-1).to(probabilities.dtype)
-        return probabilities * keep, targets * keep
+        return post_observations(probabilities, targets.float().cpu(), annotated, self.num_views)
+
+    @staticmethod
+    def _gold_views(batch) -> int:
+        return scoring_targets(batch, "labels")[0].shape[1]
 
     @torch.no_grad()
     def tune_decisions(self, batches: Iterable[Mapping[str, torch.Tensor]]) -> dict | None:
         """With ``threshold="tuned"``: fit the per-view, per-label thresholds on labelled dev batches."""
         if not self.tuned:
             return None
-        collected = self.collect_in_eval(batches, self._dev_observations)
+        collected = self.collect_in_eval(
+            batches, lambda batch: (self._dev_observations(batch), self._gold_views(batch))
+        )
         if not collected:
             return None
-        probabilities, targets = zip(*collected)
+        probabilities, targets = zip(*(observations for observations, _ in collected))
+        per_view = views_per_model_view(collected[0][1], self.num_views)  # evidence is counted per view
         tuned, info = fit_thresholds(
             torch.cat(probabilities),
             torch.cat(targets),
             self.threshold,
-            self.min_dev_positives,
+            self.min_dev_positives * per_view,
             self.tuning_scope,
-            self.tuning_shrinkage,
+            self.tuning_shrinkage * per_view,
             self.tuning_confirm,
             self.threshold_floor,
+            per_post=per_view,
         )
         self.thresholds.copy_(tuned.to(self.thresholds))
         return {

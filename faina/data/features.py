@@ -91,20 +91,45 @@ class Collator:
             "word_mask": word_mask,
             "post_index": torch.tensor([f["post_index"] for f in features]),
         }
-        if "tags" in features[0]:
-            tags = torch.zeros((size, features[0]["tags"].shape[0], max_w), dtype=torch.long)
-            for i, f in enumerate(features):
-                tags[i, :, : f["tags"].shape[1]] = torch.as_tensor(f["tags"])
-            batch["tags"] = tags
-        if "labels" in features[0]:
-            batch["labels"] = torch.stack([f["labels"] for f in features])
-        if any("annotated" in f for f in features):
-            views = (
-                batch["labels"].shape[1]
-                if "labels" in batch
-                else len(next(f for f in features if "annotated" in f)["annotated"])
-            )
-            batch["annotated"] = torch.tensor(
-                [list(f["annotated"]) if "annotated" in f else [True] * views for f in features], dtype=torch.bool
-            )
+        for prefix in ("", "gold_"):
+            self._targets(batch, features, prefix)
         return batch
+
+    @staticmethod
+    def _targets(batch: dict, features: list[dict], prefix: str) -> None:
+        """``{prefix}tags`` / ``{prefix}labels`` and ``{prefix}annotated`` of the features into ``batch``."""
+        if f"{prefix}tags" in features[0]:
+            first = features[0][f"{prefix}tags"]
+            tags = torch.zeros((len(features), len(first), batch["word_mask"].shape[1]), dtype=torch.long)
+            for i, f in enumerate(features):
+                cell = torch.as_tensor(f[f"{prefix}tags"])
+                tags[i, :, : cell.shape[1]] = cell
+            batch[f"{prefix}tags"] = tags
+        if f"{prefix}labels" in features[0]:
+            batch[f"{prefix}labels"] = torch.stack([torch.as_tensor(f[f"{prefix}labels"]) for f in features])
+        if any(f"{prefix}annotated" in f for f in features):
+            views = (
+                batch[f"{prefix}labels"].shape[1]
+                if f"{prefix}labels" in batch
+                else len(next(f for f in features if f"{prefix}annotated" in f)[f"{prefix}annotated"])
+            )
+            batch[f"{prefix}annotated"] = torch.tensor(
+                [list(f[f"{prefix}annotated"]) if f"{prefix}annotated" in f else [True] * views for f in features],
+                dtype=torch.bool,
+            )
+
+
+def with_gold_views(features: Sequence[dict], gold_features: Sequence[dict]) -> list[dict]:
+    """``features`` (the aggregated targets a model trains on) with each post's every-view targets beside them as
+    ``gold_tags`` / ``gold_labels`` / ``gold_annotated``: what dev is scored and decision rules are fitted against
+    (``models.base.scoring_targets``), as the evaluator scores the test files. Both lists encode the same posts in
+    the same order (``faina.data.targets.aggregate_corpus`` keeps them)."""
+    if len(features) != len(gold_features):
+        raise ValueError(f"{len(features)} features but {len(gold_features)} gold features: not the same posts")
+    out = []
+    for feature, gold in zip(features, gold_features):
+        if feature["post_index"] != gold["post_index"] or feature["input_ids"] != gold["input_ids"]:
+            raise ValueError(f"post {feature['post_index']}: the aggregated and the gold features differ in their text")
+        extra = {f"gold_{key}": gold[key] for key in ("tags", "labels", "annotated") if gold.get(key) is not None}
+        out.append({**feature, **extra})
+    return out

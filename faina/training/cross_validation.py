@@ -27,6 +27,7 @@ from common.fold_training import FoldTrainer
 from common.io import atomic_write_json, atomic_write_text
 from common.weight_averaging import check_average_last
 from faina.data.datamodule import FainaDataModule
+from faina.data.features import with_gold_views
 from faina.data.folds import FoldSplit, kfold_splits, label_matrix, official_split
 from faina.data.levels import LEVELS, subset
 from faina.data.task_data import TaskData, load_task_data
@@ -75,7 +76,7 @@ def run_fold(
         data.labels,
         data.model_views,
         data.inventory,
-        gold_views=data.num_views,
+        gold_views=data.gold_corpus.num_views,
         soft_targets=data.targets == "soft",
     )
     datamodule = FainaDataModule(
@@ -213,6 +214,9 @@ def run(cfg: DictConfig) -> dict[str, float]:
             cfg.encoder.name_or_path, trust_remote_code=cfg.encoder.get("trust_remote_code", False)
         )
         features = encode_features(cfg, data, data.labelled, tokenizer)
+        if data.gold is not None:  # aggregated targets: dev is scored, and rules fitted, against every view
+            gold_features = encode_features(cfg, data, data.gold, tokenizer, data.gold.num_views)
+            features = with_gold_views(features, gold_features)
         predict_features = encode_features(cfg, data, data.unlabelled, tokenizer) if official else None
         splits = make_splits(cfg, data)
         guard_same_experiment(cfg, exp_dir)
@@ -231,13 +235,13 @@ def run(cfg: DictConfig) -> dict[str, float]:
         return report(cfg, exp_dir, results)
 
 
-def encode_features(cfg: DictConfig, data: TaskData, corpus, tokenizer) -> list[dict]:
-    """Model features of ``corpus``, read back from ``paths.feature_cache`` when an earlier run made them."""
+def encode_features(cfg: DictConfig, data: TaskData, corpus, tokenizer, num_views: int | None = None) -> list[dict]:
+    """Model features of ``corpus`` (with ``num_views`` views, default the training corpus's), read back from
+    ``paths.feature_cache`` when an earlier run made them."""
     from faina.data.feature_cache import encode_cached
 
-    features, note = encode_cached(
-        corpus, data.level, tokenizer, data.labels, data.num_views, cfg.paths.get("feature_cache")
-    )
+    views = data.num_views if num_views is None else num_views
+    features, note = encode_cached(corpus, data.level, tokenizer, data.labels, views, cfg.paths.get("feature_cache"))
     how = "read from the cache" if note["cached"] else "tokenised"
     log.info(
         "features of %d posts %s in %.2f s%s",

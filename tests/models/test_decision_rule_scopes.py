@@ -212,3 +212,14 @@ def test_threshold_confirmation_falls_back_to_tau_without_held_out_gain():
 def test_unknown_scope_is_refused():
     with pytest.raises(ValueError, match="scope"):
         fit_thresholds(*threshold_data(), 0.7, 3, scope="per-label")
+
+
+def test_confirm_halves_keep_each_posts_observations_together():
+    """A one-view model meets a dev post once per view: ``confirm`` must not fit on one view of a post and score
+    the held-out gain on another view of the same post."""
+    from models.decision_rules import _halves
+
+    even, odd = _halves(7)
+    assert even.tolist() == [0, 2, 4, 6] and odd.tolist() == [1, 3, 5]  # one observation per post: as before
+    even, odd = _halves(9, per_post=3)  # posts 0, 1, 2, each seen by 3 views
+    assert even.tolist() == [0, 1, 2, 6, 7, 8] and odd.tolist() == [3, 4, 5]

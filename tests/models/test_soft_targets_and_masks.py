@@ -152,25 +152,31 @@ def _batch(tiny_bert, make_batch, views: int):
     }
 
 
-def test_soft_models_train_one_view_and_score_it_against_every_view(tiny_bert, make_batch):
-    batch = _batch(tiny_bert, make_batch, views=3)
-    loader = torch.utils.data.DataLoader([batch], batch_size=None)
+def _one_view_models(tiny_bert, soft_targets: bool = False, view_weights=None) -> tuple[MVML, MVMD]:
+    """An MVML head and an MVMD decoder set of one view, each with a dev metric over three gold views."""
     mvml = MVML(
         ChunkedEncoder(tiny_bert, max_length=16),
         num_views=1,
         labels=LABELS,
-        soft_targets=True,
+        soft_targets=soft_targets,
         val_metric=PostMicroScore(num_views=3, labels=LABELS),
     )
     mvmd = MVMD(
         ChunkedEncoder(tiny_bert, max_length=16),
         num_views=1,
         labels=LABELS,
-        soft_targets=True,
-        view_weights=[1.0, 1.0, 0.5],
+        soft_targets=soft_targets,
+        view_weights=view_weights,
         optimizer=functools.partial(torch.optim.AdamW, lr=1e-3),
         val_metric=SpanOverlapScore(LabelInventory.load(), num_views=3),
     )
+    return mvml, mvmd
+
+
+def test_soft_models_train_one_view_and_score_it_against_every_view(tiny_bert, make_batch):
+    batch = _batch(tiny_bert, make_batch, views=3)
+    loader = torch.utils.data.DataLoader([batch], batch_size=None)
+    mvml, mvmd = _one_view_models(tiny_bert, soft_targets=True, view_weights=[1.0, 1.0, 0.5])
     assert mvml.head.projection.out_features == 2 and mvmd.decoders.num_decoders == 2
     for model in (mvml, mvmd):
         run = _trainer()
@@ -208,3 +214,85 @@ def test_tuning_observations_pool_views_for_soft_models_and_neutralise_missing_p
     mvml.tuned = mvmd.tuned = True
     assert set(mvml.tune_decisions([batch])["thresholds"]) == {"a1"}
     assert set(mvmd.tune_decisions([batch])["o_bias"]) == {"a1"}
+
+
+def _aggregated(batch: dict) -> dict:
+    """The batch as a union model sees it: one aggregated view to train on, every view under ``gold_*`` to score."""
+    labels = len(LABELS)
+    views = batch["tags"].shape[1] // labels
+    union_tags = batch["tags"].view(2, views, labels, -1).amax(1)
+    union_tags[0] = 0  # the aggregate differs from every view on post 0: scoring must not read it
+    return {
+        **{key: value for key, value in batch.items() if key not in ("tags", "labels", "annotated")},
+        "tags": union_tags,
+        "labels": batch["labels"].amax(1, keepdim=True),
+        "gold_tags": batch["tags"],
+        "gold_labels": batch["labels"],
+        "gold_annotated": batch["annotated"],
+    }
+
+
+def test_aggregated_models_score_and_tune_against_every_gold_view_not_the_aggregate(tiny_bert, make_batch):
+    batch = _batch(tiny_bert, make_batch, views=3)
+    aggregated = _aggregated(batch)
+    loader = torch.utils.data.DataLoader([aggregated], batch_size=None)
+    mvml, mvmd = _one_view_models(tiny_bert)
+    for model in (mvml, mvmd):
+        run = _trainer()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            run.fit(model, loader, loader)
+        assert {"val/a1/f1", "val/a2/f1", "val/a3/f1"} <= set(run.callback_metrics)
+        if model is mvmd:  # the views' 2 annotated dev spans, not the aggregate's (post 1: 1 span, post 0: none)
+            assert float(run.callback_metrics["val/gold_spans"]) == 2
+        model.eval()
+    # the rules meet every view once, the masked (post 0, a3) pair neutralised: what a soft model meets
+    probabilities, targets = mvml._dev_observations(aggregated)
+    assert probabilities.shape == targets.shape == (6, 1, 2)
+    assert torch.equal(targets[:, 0], batch["labels"].reshape(6, 2) * torch.tensor([1, 1, 0, 1, 1, 1.0])[:, None])
+    emissions, tags, mask = mvmd._dev_observations(aggregated)
+    assert tags.shape[:2] == (6, 2) and torch.equal(tags[0], batch["tags"][0, 0:2]) and tags[2].sum() == 0
+    mvml.tuned = mvmd.tuned = True
+    assert set(mvml.tune_decisions([aggregated])["thresholds"]) == {"a1"}
+    assert set(mvmd.tune_decisions([aggregated])["o_bias"]) == {"a1"}
+    # without gold views the batch's own targets are the gold (a views model, or data that has one view)
+    _, own_tags, _ = mvmd._dev_observations({k: v for k, v in aggregated.items() if not k.startswith("gold_")})
+    assert torch.equal(own_tags, aggregated["tags"])
+
+
+def test_a_one_view_models_rule_counts_its_evidence_per_view(tiny_bert, make_batch, monkeypatch):
+    """Pooled over 3 views a rater's dev spans count 3 times: min_dev_spans and the shrinkage are scaled by 3, so
+    they mean what they mean for a model with a decoder set per view (and nothing is scaled for one)."""
+    import models.mvmd
+    import models.mvml
+    from models.decision_rules import views_per_model_view
+
+    assert views_per_model_view(3, 1) == 3 and views_per_model_view(3, 3) == 1 and views_per_model_view(1, 1) == 1
+    seen = {}
+
+    def spy(name, real):
+        def fit(*args, **kwargs):
+            seen[name] = args
+            return real(*args, **kwargs)
+
+        return fit
+
+    monkeypatch.setattr(models.mvmd, "fit_o_bias", spy("span", models.mvmd.fit_o_bias))
+    monkeypatch.setattr(models.mvml, "fit_thresholds", spy("post", models.mvml.fit_thresholds))
+    batch = _batch(tiny_bert, make_batch, views=3)
+    span_rule = {"o_bias": "tuned", "min_dev_spans": 30, "tuning_shrinkage": 20.0}
+    post_rule = {"threshold": "tuned", "min_dev_positives": 3, "tuning_shrinkage": 20.0}
+
+    def encoder():
+        return ChunkedEncoder(tiny_bert, max_length=16)
+
+    for soft, one_view in ((True, batch), (False, _aggregated(batch))):
+        mvmd = MVMD(encoder(), num_views=1, labels=LABELS, soft_targets=soft, **span_rule)
+        mvml = MVML(encoder(), num_views=1, labels=LABELS, soft_targets=soft, **post_rule)
+        mvmd.tune_decisions([one_view])
+        mvml.tune_decisions([one_view])
+        assert (seen["span"][2], seen["span"][4]) == (90, 60.0)
+        assert (seen["post"][3], seen["post"][5]) == (9, 60.0)
+    MVMD(encoder(), num_views=3, labels=LABELS, **span_rule).tune_decisions([batch])
+    MVML(encoder(), num_views=3, labels=LABELS, **post_rule).tune_decisions([batch])
+    assert (seen["span"][2], seen["span"][4]) == (30, 20.0) and (seen["post"][3], seen["post"][5]) == (3, 20.0)

@@ -14,12 +14,17 @@ from faina.scoring.official import evaluate_files
 from train import run
 
 
-@pytest.mark.parametrize("task", ["span-f", "post-c"])
-def test_union_target_predicts_one_view_scored_against_both(make_cfg, task):
-    cfg = make_cfg(f"task={task}", "debug=fast", "cv.folds=[0]", "data.targets=union")
+@pytest.mark.parametrize(
+    ("task", "rule"), [("span-f", "model.module.o_bias=tuned"), ("post-c", "model.module.threshold=tuned")]
+)
+def test_union_target_predicts_one_view_scored_against_both(make_cfg, task, rule):
+    cfg = make_cfg(f"task={task}", "debug=fast", "cv.folds=[0]", "data.targets=union", rule)
     assert cfg.name.endswith("-union")
     run(cfg)
     fold = Path(cfg.paths.results_dir) / cfg.name / "fold0"
+    # the one view's rule was fitted on dev against both gold views (models.base.scoring_targets): one set of values
+    tuned = json.loads((fold / "metrics.json").read_text())["tuned_on_dev"]
+    assert set(tuned["o_bias" if task == "span-f" else "thresholds"]) == {"a1"}
     ext = "conll" if task.startswith("span") else "tsv"
     read = read_conll if ext == "conll" else read_post_tsv
     assert read(fold / f"gold.{ext}").num_views == 2  # gold keeps every annotator
