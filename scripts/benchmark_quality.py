@@ -19,7 +19,8 @@ What is measured:
   and the untuned default are compared on one trained model (no extra training): span-f the CRF decode and the
   O-bias rules of ``models/decision_rules.py`` (``own``: the original ``o_bias=tuned``; ``shared``; ``shrunk``;
   each also with held-out ``confirm``), post-f τ = 0.7 and the threshold rules (``own``, ``shared``, ``shrunk``,
-  a floor, ``confirm``);
+  a floor, ``confirm``); always against every annotator view of dev, as test is scored (a one-view model of an
+  aggregated or soft recipe meets each view once: ``models.decision_rules.span_observations``);
 - **ensembles** of the first K seed models of a recipe (K from ``--ensembles``; free once the seeds exist).
 
 Each run's test figures: strict / soft (span-f) / exact (span) F1 with P and R, averaged over the gold views with
@@ -94,7 +95,11 @@ POST_RULES = {
 }
 SCORES_FILE = "benchmark-scores.json"
 TIME_FILE = "benchmark-train.json"
-SCORES_VERSION = 1  # bump when what a run's scores hold changes: older score files are recomputed
+# bump when what a run's scores hold changes: older score files are recomputed. 2: the rules of a one-view model
+# (data.targets soft, union, majority, intersection) are fitted against every gold view of dev, as test is scored;
+# 3: with their evidence settings counted per view. A `views` recipe's older scores were fitted as version 3 fits
+# them and stay valid (``_cached_scores``)
+SCORES_VERSION = 3
 
 
 # --- corpus ------------------------------------------------------------------------------------------
@@ -212,16 +217,17 @@ def train_seconds(folder: Path) -> float | None:
 # --- scoring one model (or ensemble) -----------------------------------------------------------------
 class Outputs:
     """One model's raw outputs on a split: per batch the emissions (span) or probabilities (post), the gold
-    targets when the split is labelled, the word mask and the posts' indices."""
+    targets of every view of ``corpus`` when the split is labelled, the word mask, the posts' indices and which
+    views annotated each post (``None``: all)."""
 
-    def __init__(self, model, level: str, corpus, tokenizer, labels, num_views: int, batch_size: int = 32):
+    def __init__(self, model, level: str, corpus, tokenizer, labels, batch_size: int = 32):
         import torch
 
         from faina.data.datamodule import FainaDataModule
         from faina.data.folds import FoldSplit
         from faina.data.levels import LEVELS
 
-        features = LEVELS[level].encode(corpus, tokenizer, labels, num_views)
+        features = LEVELS[level].encode(corpus, tokenizer, labels, corpus.num_views)
         module = FainaDataModule(
             features, FoldSplit(0, (), (), tuple(range(len(features)))), tokenizer.pad_token_id, batch_size
         )
@@ -235,7 +241,7 @@ class Outputs:
                 else:
                     scores = _post_probabilities(model, batch)
                     target = batch.get("labels")
-                self.batches.append((scores, target, batch["word_mask"], batch["post_index"]))
+                self.batches.append((scores, target, batch["word_mask"], batch["post_index"], batch.get("annotated")))
 
 
 def _span_scores(model, batch):
@@ -260,7 +266,7 @@ def span_outputs(model, outputs: Outputs, bias):
 
     crf = crf_of(model)
     result = []
-    for emissions, _, mask, index in outputs.batches:
+    for emissions, _, mask, index, _ in outputs.batches:
         shifted = emissions if bias is None else with_o_bias(emissions, bias)
         result.append(
             {
@@ -275,32 +281,49 @@ def span_outputs(model, outputs: Outputs, bias):
 
 def post_outputs(outputs: Outputs, thresholds):
     result = []
-    for probabilities, _, _, index in outputs.batches:
+    for probabilities, _, _, index, _ in outputs.batches:
         result.append({"post_index": index, "probabilities": probabilities, "predicted": probabilities >= thresholds})
     return result
 
 
 def fit_rule(model, level: str, dev: Outputs, rule: dict | None, num_views: int):
-    """The O bias ``[D]`` / thresholds ``[V, C]`` a rule fits on dev (None for the span default) and its info."""
+    """The O bias ``[D]`` / thresholds ``[V, C]`` a rule fits on dev (None for the span default) and its info: against
+    every gold view of dev, a one-view model's answer once per view (``models.decision_rules.span_observations``,
+    ``post_observations``), its evidence settings counted per view (``views_per_model_view``): what ``train.py`` fits
+    with ``o_bias=tuned`` / ``threshold=tuned``."""
     import torch
 
-    from models.decision_rules import SpanDev, fit_o_bias, fit_thresholds
+    from models.decision_rules import (
+        SpanDev,
+        fit_o_bias,
+        fit_thresholds,
+        post_observations,
+        span_observations,
+        views_per_model_view,
+    )
 
+    arguments = dict(rule or {})
+    gold_views = dev.batches[0][1].shape[1] // (len(model.labels) if level == "span" else 1)
+    per_view = views_per_model_view(gold_views, num_views)
+    if "shrinkage" in arguments:
+        arguments["shrinkage"] *= per_view
     if level == "span":
         if rule is None:
             return None, {}
-        dev_batches = [(emissions, tags, mask) for emissions, tags, mask, _ in dev.batches]
-        arguments = dict(rule)
-        min_spans = arguments.pop("min_spans")
-        return fit_o_bias(SpanDev(crf_of(model), dev_batches), num_views, min_spans, **arguments)
+        dev_batches = [
+            span_observations(emissions, tags, mask, annotated, num_views)
+            for emissions, tags, mask, _, annotated in dev.batches
+        ]
+        min_spans = arguments.pop("min_spans") * per_view
+        return fit_o_bias(SpanDev(crf_of(model), dev_batches), num_views, min_spans, per_post=per_view, **arguments)
     fixed = 0.7
     if rule is None:
         return torch.tensor(fixed), {}
-    probabilities = torch.cat([p for p, _, _, _ in dev.batches]).float()
-    targets = torch.cat([t for _, t, _, _ in dev.batches]).float()
-    arguments = dict(rule)
-    min_positives = arguments.pop("min_positives")
-    return fit_thresholds(probabilities, targets, fixed, min_positives, **arguments)
+    observed = [post_observations(p.float(), t.float(), a, num_views) for p, t, _, _, a in dev.batches]
+    probabilities = torch.cat([p for p, _ in observed])
+    targets = torch.cat([t for _, t in observed])
+    min_positives = arguments.pop("min_positives") * per_view
+    return fit_thresholds(probabilities, targets, fixed, min_positives, per_post=per_view, **arguments)
 
 
 def score_model(
@@ -327,8 +350,8 @@ def _score_rules(
 
     tokenizer = load_tokenizer(meta["encoder"]["name_or_path"])
     labels, num_views = meta["labels"], meta["num_views"]
-    test = Outputs(model, level, test_corpus, tokenizer, labels, num_views)
-    dev = Outputs(model, level, dev_corpus, tokenizer, labels, num_views) if dev_corpus is not None else None
+    test = Outputs(model, level, test_corpus, tokenizer, labels)
+    dev = Outputs(model, level, dev_corpus, tokenizer, labels) if dev_corpus is not None else None
     rules = SPAN_RULES if level == "span" else POST_RULES
     one_pred = num_views == 1 and gold_test.num_views > 1
     indices = range(len(test_corpus.posts if level == "span" else test_corpus.rows))
@@ -367,7 +390,8 @@ def _default(level: str):
 
 # --- one run and the ensembles -----------------------------------------------------------------------
 def dev_corpus_of(task: str, files, recipe: str, seed: int):
-    """The run's own dev posts (the split ``cv=official`` drew from the seed) with its training targets."""
+    """The run's own dev posts (the split ``cv=official`` drew from the seed) with every annotator view (what its
+    rules are fitted against), and the run's task data."""
     from omegaconf import OmegaConf
 
     from faina.data.levels import subset
@@ -381,20 +405,22 @@ def dev_corpus_of(task: str, files, recipe: str, seed: int):
     )
     cfg = OmegaConf.create({"cv": {"name": "official", "dev_fraction": 0.2, "num_folds": 1}, "seed": seed})
     split = make_splits(cfg, data)[0]
-    return subset(data.labelled, split.dev), data
+    return subset(data.gold_corpus, split.dev), data
 
 
-def _cached_scores(path: Path) -> dict | None:
-    """The scores a previous call saved, when they are of this script's version (else they are recomputed)."""
+def _cached_scores(path: Path, recipe: str) -> dict | None:
+    """The scores a previous call saved, when they are of this script's version (else they are recomputed); a
+    ``views`` recipe's older scores were fitted as this version fits them and are kept (``SCORES_VERSION``)."""
     if not path.is_file():
         return None
     saved = json.loads(path.read_text())
-    return saved if saved.get("version") == SCORES_VERSION else None
+    version = saved.get("version")
+    return saved if version == SCORES_VERSION or (version in (1, 2) and recipe_targets(recipe) == "views") else None
 
 
 def evaluate_run(task, recipe, seed, folder: Path, files, log) -> dict:
     cached = folder / SCORES_FILE
-    saved = _cached_scores(cached)
+    saved = _cached_scores(cached, recipe)
     if saved is not None:
         return saved
     from faina.serving.fold_model import load_exported
@@ -402,14 +428,13 @@ def evaluate_run(task, recipe, seed, folder: Path, files, log) -> dict:
     log(f"scoring {folder.name}")
     model, meta = load_exported(folder / "fold0")
     dev, data = dev_corpus_of(task, files, recipe, seed)
-    tunable = _tunable_recipe(recipe)
     result = {
         "version": SCORES_VERSION,
         "task": task,
         "recipe": recipe,
         "seed": seed,
         "train_seconds": train_seconds(folder),
-        "scores": _score(task, model, meta, files, dev if tunable else None, data, folder / "benchmark"),
+        "scores": _score(task, model, meta, files, dev, data, folder / "benchmark"),
     }
     cached.write_text(json.dumps(result, indent=2))
     return result
@@ -442,7 +467,7 @@ def member_decisions(task, recipe, seeds, members, files) -> dict[str, tuple]:
         dev_corpus, _ = dev_corpus_of(task, files, recipe, seed)
         tokenizer = load_tokenizer(meta["encoder"]["name_or_path"])
         with torch.no_grad():
-            dev = Outputs(model, level, dev_corpus, tokenizer, meta["labels"], meta["num_views"])
+            dev = Outputs(model, level, dev_corpus, tokenizer, meta["labels"])
             for name, rule in rules.items():
                 fitted[name].append(fit_rule(model, level, dev, rule, meta["num_views"]))
     return {
@@ -452,27 +477,27 @@ def member_decisions(task, recipe, seeds, members, files) -> dict[str, tuple]:
 
 
 def evaluate_ensemble(task, recipe, epochs, seeds, runs: Path, files, log, overrides: Sequence[str] = ()) -> dict:
-    """The first K seed models of a recipe as one ensemble, under the fixed rule and (members with dev targets of
-    their own shape) every tuned rule, each member's fitted on its own dev split (``member_decisions``)."""
+    """The first K seed models of a recipe as one ensemble, under the fixed rule and every tuned rule, each member's
+    fitted on its own dev split (``member_decisions``)."""
     from faina.serving.fold_model import load_exported
     from models.ensemble import ensemble
 
     name = f"{task}-{recipe}-e{epochs}{overrides_tag(overrides)}-ensemble{len(seeds)}-s{'-'.join(map(str, seeds))}"
     cached = runs / name / SCORES_FILE
-    saved = _cached_scores(cached)
-    if saved is not None and saved.get("member_rules", False) == _tunable_recipe(recipe):
+    saved = _cached_scores(cached, recipe)
+    if saved is not None and saved.get("member_rules", False):  # older files of soft recipes had no member rules
         return saved
     log(f"scoring {name}")
     members = [load_exported(runs / run_name(task, recipe, epochs, s, overrides) / "fold0") for s in seeds]
     model, meta = ensemble([m for m, _ in members]), members[0][1]
     _, data = dev_corpus_of(task, files, recipe, seeds[0])
-    decisions = member_decisions(task, recipe, seeds, members, files) if _tunable_recipe(recipe) else None
+    decisions = member_decisions(task, recipe, seeds, members, files)
     result = {
         "version": SCORES_VERSION,
         "task": task,
         "recipe": recipe,
         "members": list(seeds),
-        "member_rules": decisions is not None,
+        "member_rules": True,
         "scores": _score(task, model, meta, files, None, data, runs / name / "benchmark", decisions),
     }
     cached.parent.mkdir(parents=True, exist_ok=True)
@@ -483,11 +508,6 @@ def evaluate_ensemble(task, recipe, epochs, seeds, runs: Path, files, log, overr
 def recipe_targets(recipe: str) -> str:
     """The ``data.targets`` a recipe trains on (``views`` unless it sets one)."""
     return next((o.split("=", 1)[1] for o in RECIPES[recipe] if o.startswith("data.targets=")), "views")
-
-
-def _tunable_recipe(recipe: str) -> bool:
-    """A soft model has one view and dev targets of every view: no rule of its own shape is fitted."""
-    return recipe_targets(recipe) != "soft"
 
 
 # --- the report --------------------------------------------------------------------------------------

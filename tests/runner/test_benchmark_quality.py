@@ -46,7 +46,7 @@ def overrides(tiny_encoder: str) -> list[str]:
 
 def run(corpus: Path, out: Path, tiny_encoder: str, *extra: str) -> subprocess.CompletedProcess:
     command = [sys.executable, str(SCRIPT), "--quick", "--corpus", str(corpus), "--out", str(out)]
-    # views and soft: the two scoring paths (every rule / the fixed rule of a one-view model); the other recipes
+    # views and soft: the two scoring paths (a decoder set per view / one set met by every view); the other recipes
     # are train.py overrides, composed below (test_every_recipe_is_a_valid_train_config), not trained here
     command += ["--tasks", "span-f", "--recipes", "views", "soft", "--ensembles", "2"]
     for override in overrides(tiny_encoder):
@@ -79,8 +79,9 @@ def test_grid_report_has_every_rule_and_the_ensemble(finished, tiny_encoder):
         next((out / "runs").glob("span-f-views-e1-*ensemble2-s1-2")).joinpath("benchmark-scores.json").read_text()
     )
     assert ensemble["member_rules"] is True and len(ensemble["scores"]["own"]["rule"]["members"]) == 2
-    # a soft model has one view and no dev targets of its own shape: scored with its fixed rule only
-    assert {rule for recipe, rule in rows if recipe == "soft"} == {"crf"} and ("soft ensemble2", "crf") in rows
+    # a soft model has one decoder set: its rules are fitted against every view of dev, each view once
+    assert {rule for recipe, rule in rows if recipe == "soft"} == set(script.SPAN_RULES)
+    assert {rule for recipe, rule in rows if recipe == "soft ensemble2"} == set(script.SPAN_RULES)
     assert set(rows[("soft", "crf")]) >= {"strict F1", "exact F1", "cross-entropy", "verdict"}
     assert report["quick"] is True and report["epochs"] == 1 and report["overrides"] == overrides(tiny_encoder)
     # a rule's paired difference is taken against the fixed rule of the same models
@@ -196,3 +197,14 @@ def test_a_training_that_exits_0_without_results_is_refused(tmp_path, monkeypatc
     with pytest.raises(UserError, match="without its results.json"):
         script.train("span-f", "views", 6, 1, files, tmp_path / "runs", [], print)
     assert not (tmp_path / "runs" / "span-f-views-e6-s1" / script.TIME_FILE).exists()
+
+
+def test_old_score_files_are_kept_only_where_version_2_fits_the_same_rules(tmp_path):
+    """Version 2 fits a one-view model's rules against every view of dev; a ``views`` recipe's rules always were."""
+    script = load_script()
+    path = tmp_path / "benchmark-scores.json"
+    for version, recipe, kept in [(1, "views", True), (1, "views-avg3", True), (1, "union", False), (1, "soft", False)]:
+        path.write_text(json.dumps({"version": version, "scores": {}}))
+        assert (script._cached_scores(path, recipe) is not None) is kept, (version, recipe)
+    path.write_text(json.dumps({"version": script.SCORES_VERSION, "scores": {}}))
+    assert script._cached_scores(path, "union") is not None
