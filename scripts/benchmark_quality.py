@@ -41,6 +41,7 @@ for span-f at 6 epochs with MiniLM on 2 CPU cores).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -395,17 +396,26 @@ def dev_corpus_of(task: str, files, recipe: str, seed: int):
     from omegaconf import OmegaConf
 
     from faina.data.levels import subset
-    from faina.data.task_data import load_task_data
     from faina.training.cross_validation import make_splits
 
-    level, _, ext = TASKS[task]
-    targets = recipe_targets(recipe)
-    data = load_task_data(
-        str(files[f"train-dev.{ext}"]), str(files[f"test.{ext}"]), level, "fine", str(files["labels"]), targets=targets
-    )
+    _, _, ext = TASKS[task]
+    paths = [str(files[f"train-dev.{ext}"]), str(files[f"test.{ext}"]), str(files["labels"])]
+    stamps = tuple(os.stat(path).st_mtime_ns for path in paths)
+    data = _task_data(task, *paths, recipe_targets(recipe), stamps)
     cfg = OmegaConf.create({"cv": {"name": "official", "dev_fraction": 0.2, "num_folds": 1}, "seed": seed})
     split = make_splits(cfg, data)[0]
     return subset(data.gold_corpus, split.dev), data
+
+
+@functools.lru_cache(maxsize=8)
+def _task_data(task: str, train_path: str, test_path: str, labels_path: str, targets: str, stamps: tuple):
+    """The task data a recipe's runs train on, read once per (task, corpus, targets): every member of an ensemble and
+    every seed of a recipe share it (only the dev split differs), where each member used to read and aggregate the
+    corpus again. ``stamps``: the files' modification times, in the cache key, so a rewritten file is read afresh."""
+    from faina.data.task_data import load_task_data
+
+    level = TASKS[task][0]
+    return load_task_data(train_path, test_path, level, "fine", labels_path, targets=targets)
 
 
 def _cached_scores(path: Path, recipe: str) -> dict | None:

@@ -208,3 +208,27 @@ def test_old_score_files_are_kept_only_where_version_2_fits_the_same_rules(tmp_p
         assert (script._cached_scores(path, recipe) is not None) is kept, (version, recipe)
     path.write_text(json.dumps({"version": script.SCORES_VERSION, "scores": {}}))
     assert script._cached_scores(path, "union") is not None
+
+
+def test_the_task_data_is_read_once_per_corpus_and_afresh_when_a_file_changes(corpus, tmp_path, monkeypatch):
+    """Every member and seed of a recipe shares one read of the corpus; a rewritten file is not served stale."""
+    import os
+
+    import faina.data.task_data as task_data
+
+    script = load_script()
+    shutil.copytree(corpus, tmp_path / "corpus")
+    files = script.prepare_corpus(tmp_path / "corpus", tmp_path / "out", quick=False)
+    reads = []
+    real = task_data.load_task_data
+    monkeypatch.setattr(task_data, "load_task_data", lambda *a, **k: reads.append(a) or real(*a, **k))
+    first_dev, data = script.dev_corpus_of("span-f", files, "views", 1)
+    second_dev, same = script.dev_corpus_of("span-f", files, "views", 2)
+    assert len(reads) == 1 and same is data
+    assert {p.post_id for p in first_dev.posts} != {p.post_id for p in second_dev.posts}  # each seed its own split
+    script.dev_corpus_of("span-f", files, "union", 1)  # other targets: another read
+    assert len(reads) == 2
+    stamp = os.stat(files["train-dev.conll"]).st_mtime_ns
+    os.utime(files["train-dev.conll"], ns=(stamp + 10**9, stamp + 10**9))
+    script.dev_corpus_of("span-f", files, "views", 1)
+    assert len(reads) == 3
