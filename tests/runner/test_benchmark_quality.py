@@ -232,3 +232,11 @@ def test_the_task_data_is_read_once_per_corpus_and_afresh_when_a_file_changes(co
     os.utime(files["train-dev.conll"], ns=(stamp + 10**9, stamp + 10**9))
     script.dev_corpus_of("span-f", files, "views", 1)
     assert len(reads) == 3
+
+
+def test_ensembles_alone_asks_for_none():
+    """``--ensembles`` with no size scores no ensemble (the docs' grid commands use it to save that time)."""
+    parser = load_script().build_parser()
+    assert parser.parse_args(["--ensembles"]).ensembles == []
+    assert parser.parse_args([]).ensembles == [3]
+    assert parser.parse_args(["--ensembles", "3", "5"]).ensembles == [3, 5]
