@@ -77,12 +77,17 @@ def check_model_config(model_cfg: DictConfig):
     """The run's model block checked field by field before anything is read or trained: a wrong value
     (``model.module.tuning_scope=bogus``) ends in one message naming the key, not in a traceback from the model's
     constructor or in a refusal at export after every fold has trained."""
+    from faina.training.loss_weights import check_scheme
     from models.saved_model import check_model_block
 
+    block = OmegaConf.to_container(model_cfg, resolve=True)
+    where = f"conf/model/{model_cfg.get('name')}.yaml"
+    module = block.get("module") or {}
+    if isinstance(module.get("loss_weights"), str):  # a scheme: each fold computes the numbers (loss_weights.py)
+        check_scheme(module["loss_weights"], where)
+        module["loss_weights"] = None
     return check_model_block(
-        OmegaConf.to_container(model_cfg, resolve=True),
-        MODEL_CONFIG,
-        fix=f"correct it on the command line (model.module.KEY=VALUE) or in conf/model/{model_cfg.get('name')}.yaml",
+        block, MODEL_CONFIG, fix=f"correct it on the command line (model.module.KEY=VALUE) or in {where}"
     )
 
 

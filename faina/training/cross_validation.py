@@ -37,6 +37,7 @@ from faina.serving.fold_model import build_model, check_model_config, export_mod
 from faina.serving.prediction import write_ensemble_submission
 from faina.serving.probabilities import probabilities_from_outputs
 from faina.training.decision_tuning import tune_on_dev
+from faina.training.loss_weights import fold_loss_weights
 from faina.training.results_table import flat_metrics, markdown_table, summarise
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,9 @@ def run_fold(
     level = LEVELS[data.level]
     fold = FoldTrainer(cfg, split.fold, fold_dir, average_last=cfg.checkpoint.get("average_last", 0))
     fcfg = fold.cfg
+    weights = fold_loss_weights(fcfg.model.module, data, split.train)
+    if weights is not None:  # the numbers the fold trains with, so model.json saves them (not a scheme's name)
+        fcfg.model.module.loss_weights = weights
     model = build_model(
         fcfg.model,
         fcfg.encoder,
