@@ -159,8 +159,8 @@ def views_per_model_view(gold_views: int, model_views: int) -> int:
     """How often each dev item is met in the pooled observations: 1 for a model with a head/decoder set per view,
     ``V`` for a one-view model scored against ``V`` views.
 
-    The evidence settings of a rule (``min_spans`` / ``min_positives``, ``shrinkage``) are counted *per view*, so the
-    callers multiply them by this: pooled over three views, one rater's 10 dev spans of a label count 30, and a
+    The evidence settings of a rule (``min_spans`` / ``min_positives``, ``shrinkage``) are counted *per view*, so
+    ``fit_o_bias`` / ``fit_thresholds`` multiply them by this (their ``views_per_item``): pooled over three views, one rater's 10 dev spans of a label count 30, and a
     per-decoder bias fitted on them overfits as one fitted on 10 would (toxic-spans, ``union``, seeds 1-3: with 30
     pooled spans the per-decoder rule lost 5-16 strict F1 points on every seed; with 30 per view it ties,
     docs/benchmark-quality.md)."""
@@ -277,16 +277,20 @@ def fit_o_bias(
     shrinkage: float = 20.0,
     confirm: bool = False,
     grid=O_BIAS_GRID,
-    per_post: int = 1,
+    views_per_item: int = 1,
 ) -> tuple[torch.Tensor, dict]:
-    """Decision O biases ``[D]`` for ``dev`` under ``scope`` (module docstring), and what was decided (``per_post``:
-    consecutive observations of one dev post, ``views_per_model_view``)."""
+    """Decision O biases ``[D]`` for ``dev`` under ``scope`` (module docstring), and what was decided.
+
+    ``min_spans`` and ``shrinkage`` are evidence *per view*; ``views_per_item`` (``views_per_model_view``: how often
+    the pooled observations meet each dev post, consecutively) scales them and keeps a post's observations in one
+    half of ``confirm``."""
     check_scope(scope)
+    min_spans, shrinkage = min_spans * views_per_item, shrinkage * views_per_item
     bias = _fit_o_bias_once(dev, num_views, min_spans, scope, shrinkage, grid)
     info = {"scope": scope}
     if confirm:
         gains = []
-        halves = _halves(len(dev.gold), per_post)
+        halves = _halves(len(dev.gold), views_per_item)
         for fit_on, score_on in (halves, tuple(reversed(halves))):
             half_bias = _fit_o_bias_once(dev.subset(fit_on), num_views, min_spans, scope, shrinkage, grid)
             held_out = dev.subset(score_on)
@@ -347,18 +351,20 @@ def fit_thresholds(
     confirm: bool = False,
     floor: float = 0.0,
     grid=THRESHOLD_GRID,
-    per_post: int = 1,
+    views_per_item: int = 1,
 ) -> tuple[torch.Tensor, dict]:
     """Thresholds ``[V, C]`` from dev ``probabilities`` and 0/1 ``targets`` ``[N, V, C]`` under ``scope``, never
-    below ``floor``; with ``confirm``, the fixed ``τ`` unless the cross-fitted held-out gain is positive."""
+    below ``floor``; with ``confirm``, the fixed ``τ`` unless the cross-fitted held-out gain is positive.
+    ``min_positives`` and ``shrinkage`` are per view, scaled by ``views_per_item`` as in ``fit_o_bias``."""
     check_scope(scope)
+    min_positives, shrinkage = min_positives * views_per_item, shrinkage * views_per_item
     grid = tuple(value for value in grid if value >= floor) or (max(floor, fixed),)
     thresholds = _fit_thresholds_once(probabilities, targets, fixed, min_positives, scope, shrinkage, grid)
     info = {"scope": scope}
     if confirm:
         gold = targets > 0.5
         gains = []
-        halves = _halves(len(targets), per_post)
+        halves = _halves(len(targets), views_per_item)
         for fit_on, score_on in (halves, tuple(reversed(halves))):
             half = _fit_thresholds_once(
                 probabilities[fit_on], targets[fit_on], fixed, min_positives, scope, shrinkage, grid

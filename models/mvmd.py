@@ -211,15 +211,14 @@ class MVMD(FallacyModule):
             from copy import deepcopy
 
             crf = deepcopy(crf).cpu()
-        per_view = views_per_model_view(collected[0][1], self.num_views)  # evidence is counted per view
         bias, info = fit_o_bias(
             SpanDev(crf, [observations for observations, _ in collected]),
             self.num_views,
-            self.min_dev_spans * per_view,
+            self.min_dev_spans,
             self.tuning_scope,
-            self.tuning_shrinkage * per_view,
+            self.tuning_shrinkage,
             self.tuning_confirm,
-            per_post=per_view,
+            views_per_item=views_per_model_view(collected[0][1], self.num_views),  # evidence is counted per view
         )
         self.decision_o_bias.copy_(bias.to(self.decision_o_bias))
         per_view = {}

@@ -155,17 +155,16 @@ class MVML(FallacyModule):
         if not collected:
             return None
         probabilities, targets = zip(*(observations for observations, _ in collected))
-        per_view = views_per_model_view(collected[0][1], self.num_views)  # evidence is counted per view
         tuned, info = fit_thresholds(
             torch.cat(probabilities),
             torch.cat(targets),
             self.threshold,
-            self.min_dev_positives * per_view,
+            self.min_dev_positives,
             self.tuning_scope,
-            self.tuning_shrinkage * per_view,
+            self.tuning_shrinkage,
             self.tuning_confirm,
             self.threshold_floor,
-            per_post=per_view,
+            views_per_item=views_per_model_view(collected[0][1], self.num_views),  # evidence is counted per view
         )
         self.thresholds.copy_(tuned.to(self.thresholds))
         return {

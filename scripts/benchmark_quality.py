@@ -232,7 +232,7 @@ class Outputs:
         module = FainaDataModule(
             features, FoldSplit(0, (), (), tuple(range(len(features)))), tokenizer.pad_token_id, batch_size
         )
-        self.level, self.batches = level, []
+        self.level, self.num_views, self.batches = level, corpus.num_views, []
         model.eval()
         with torch.no_grad():  # not inference_mode: the CRF's marginals later mix these with its parameters
             for batch in module.test_dataloader():
@@ -290,7 +290,7 @@ def post_outputs(outputs: Outputs, thresholds):
 def fit_rule(model, level: str, dev: Outputs, rule: dict | None, num_views: int):
     """The O bias ``[D]`` / thresholds ``[V, C]`` a rule fits on dev (None for the span default) and its info: against
     every gold view of dev, a one-view model's answer once per view (``models.decision_rules.span_observations``,
-    ``post_observations``), its evidence settings counted per view (``views_per_model_view``): what ``train.py`` fits
+    ``post_observations``), its evidence settings counted per view (``views_per_item``): what ``train.py`` fits
     with ``o_bias=tuned`` / ``threshold=tuned``."""
     import torch
 
@@ -304,10 +304,7 @@ def fit_rule(model, level: str, dev: Outputs, rule: dict | None, num_views: int)
     )
 
     arguments = dict(rule or {})
-    gold_views = dev.batches[0][1].shape[1] // (len(model.labels) if level == "span" else 1)
-    per_view = views_per_model_view(gold_views, num_views)
-    if "shrinkage" in arguments:
-        arguments["shrinkage"] *= per_view
+    per_view = views_per_model_view(dev.num_views, num_views)
     if level == "span":
         if rule is None:
             return None, {}
@@ -315,16 +312,16 @@ def fit_rule(model, level: str, dev: Outputs, rule: dict | None, num_views: int)
             span_observations(emissions, tags, mask, annotated, num_views)
             for emissions, tags, mask, _, annotated in dev.batches
         ]
-        min_spans = arguments.pop("min_spans") * per_view
-        return fit_o_bias(SpanDev(crf_of(model), dev_batches), num_views, min_spans, per_post=per_view, **arguments)
+        min_spans = arguments.pop("min_spans")
+        return fit_o_bias(SpanDev(crf_of(model), dev_batches), num_views, min_spans, views_per_item=per_view, **arguments)
     fixed = 0.7
     if rule is None:
         return torch.tensor(fixed), {}
     observed = [post_observations(p.float(), t.float(), a, num_views) for p, t, _, _, a in dev.batches]
     probabilities = torch.cat([p for p, _ in observed])
     targets = torch.cat([t for _, t in observed])
-    min_positives = arguments.pop("min_positives") * per_view
-    return fit_thresholds(probabilities, targets, fixed, min_positives, per_post=per_view, **arguments)
+    min_positives = arguments.pop("min_positives")
+    return fit_thresholds(probabilities, targets, fixed, min_positives, views_per_item=per_view, **arguments)
 
 
 def score_model(

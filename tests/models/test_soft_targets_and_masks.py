@@ -263,8 +263,7 @@ def test_aggregated_models_score_and_tune_against_every_gold_view_not_the_aggreg
 def test_a_one_view_models_rule_counts_its_evidence_per_view(tiny_bert, make_batch, monkeypatch):
     """Pooled over 3 views a rater's dev spans count 3 times: min_dev_spans and the shrinkage are scaled by 3, so
     they mean what they mean for a model with a decoder set per view (and nothing is scaled for one)."""
-    import models.mvmd
-    import models.mvml
+    from models import decision_rules
     from models.decision_rules import views_per_model_view
 
     assert views_per_model_view(3, 1) == 3 and views_per_model_view(3, 3) == 1 and views_per_model_view(1, 1) == 1
@@ -277,8 +276,9 @@ def test_a_one_view_models_rule_counts_its_evidence_per_view(tiny_bert, make_bat
 
         return fit
 
-    monkeypatch.setattr(models.mvmd, "fit_o_bias", spy("span", models.mvmd.fit_o_bias))
-    monkeypatch.setattr(models.mvml, "fit_thresholds", spy("post", models.mvml.fit_thresholds))
+    # the settings each fit uses, once scaled (fit_o_bias / fit_thresholds scale them by their views_per_item)
+    monkeypatch.setattr(decision_rules, "_fit_o_bias_once", spy("span", decision_rules._fit_o_bias_once))
+    monkeypatch.setattr(decision_rules, "_fit_thresholds_once", spy("post", decision_rules._fit_thresholds_once))
     batch = _batch(tiny_bert, make_batch, views=3)
     span_rule = {"o_bias": "tuned", "min_dev_spans": 30, "tuning_shrinkage": 20.0}
     post_rule = {"threshold": "tuned", "min_dev_positives": 3, "tuning_shrinkage": 20.0}
