@@ -313,7 +313,9 @@ def fit_rule(model, level: str, dev: Outputs, rule: dict | None, num_views: int)
             for emissions, tags, mask, _, annotated in dev.batches
         ]
         min_spans = arguments.pop("min_spans")
-        return fit_o_bias(SpanDev(crf_of(model), dev_batches), num_views, min_spans, views_per_item=per_view, **arguments)
+        return fit_o_bias(
+            SpanDev(crf_of(model), dev_batches), num_views, min_spans, views_per_item=per_view, **arguments
+        )
     fixed = 0.7
     if rule is None:
         return torch.tensor(fixed), {}
