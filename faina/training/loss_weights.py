@@ -19,7 +19,7 @@ import logging
 import math
 from collections.abc import Sequence
 
-from omegaconf import DictConfig, ListConfig
+from omegaconf import DictConfig
 
 from common.errors import UserError
 from faina.data.task_data import TaskData
@@ -77,7 +77,7 @@ def fold_loss_weights(module_cfg: DictConfig, data: TaskData, train_posts: Seque
         weights = inverse_sqrt(counts)
         log.info("loss weights (%s) from %d training posts: %s", value, len(train_posts), weights)
         return weights
-    weights = [float(w) for w in (value if isinstance(value, (list, ListConfig)) else [value])]
+    weights = [float(w) for w in value]  # a list: check_model_config refused anything else when the run started
     if len(weights) != decoders:
         raise UserError(
             f"{KEY} has {len(weights)} weight(s) for {decoders} decoders "
