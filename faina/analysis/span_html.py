@@ -3,12 +3,13 @@
 
 Faina's spans overlap (a whole-post span may hold three others) and a page shows several views of a post, so
 each span gets a lane: the lowest lane free over its tokens, longer spans first, so that a span holding others
-sits above them. Every token is one cell: its word, then its lanes (a coloured bar per span covering it). A
-span's label box sits in the span's lane at its first token *in the page's flow*, so the cell widens to fit it:
-two label boxes never print over each other, however many spans stack on one token and however long a label
-is next to a short word. (displaCy's span style places each box absolutely over its first token at a fixed
-17 px lane step, so a label wider than its word wraps inside the word's width and runs into the lanes and
-lines below it: docs/label-variation.md.)
+sits above them. The tokens are drawn in runs (a run ends where no span joins two tokens, or at
+``MAX_RUN_CHARS``); each run is a CSS grid with one column per token, the words in its first row and one row
+per lane under them, and a span's piece (its bar and label box) spans its tokens' columns in its lane's row.
+Grid items never overlap, and a column widens when a label box is wider than the words above it: two label boxes
+never print over each other or over a word, however many spans stack on one token. Runs flow and wrap like
+words; a span cut across runs has its label box in the first and ``… label`` boxes in the others. Why not
+displaCy's span style: docs/label-variation.md.
 
 A label's colour comes from a fixed palette keyed by the label's position in the inventory (fine labels, then
 coarse): the same label has the same colour on every page, whatever else the page shows. The text on a box is
@@ -28,13 +29,14 @@ from common.records import Span
 MARK = " ≠"
 """What follows a marked span's label (``faina.show``: a span that not every view has)."""
 
-MAX_CHUNK_CHARS = 80
-"""The most characters of words in one run of tokens drawn as one grid (``chunks``): runs flow and wrap like
+MAX_RUN_CHARS = 80
+"""The most characters of words in one run of tokens drawn as one grid (``token_runs``): runs flow and wrap like
 words, so a long span is cut into runs a line can hold."""
 
 STYLE = """.view{margin:.5em 0 .2em}.who{font-family:monospace;margin:.2em 0}.who small{color:#555}
 .spans{line-height:1.3}
-.run{display:inline-grid;grid-auto-columns:max-content;grid-template-rows:auto;grid-auto-rows:minmax(1.45em,auto);vertical-align:top;margin-bottom:.45em}
+.run{display:inline-grid;grid-auto-columns:max-content;grid-template-rows:auto;grid-auto-rows:minmax(1.45em,auto);
+vertical-align:top;margin-bottom:.45em}
 .word{grid-row:1;padding-right:.3em;white-space:pre}
 .piece{display:flex;flex-direction:column;align-items:flex-start}
 .bar{align-self:stretch;height:.22em;margin-top:.1em}
@@ -138,7 +140,7 @@ def assign_lanes(spans: Sequence[Span], order: Mapping[str, int] | None = None) 
     return lanes
 
 
-def chunks(tokens: Sequence[str], spans: Sequence[Span], max_chars: int = MAX_CHUNK_CHARS) -> list[range]:
+def token_runs(tokens: Sequence[str], spans: Sequence[Span], max_chars: int = MAX_RUN_CHARS) -> list[range]:
     """The token runs (1-based ranges) drawn as one grid each: a run ends where no span joins two tokens, or
     before a token that would take it past ``max_chars`` characters (a long span then goes on in the next run)."""
     joined = {t for span in spans for t in range(span.first, span.last)}  # t: a span covers t and t + 1
@@ -158,7 +160,10 @@ def _piece(span: Span, lane: int, run: range, colours: Palette, marked: Collecti
     first, last = max(span.first, run.start), min(span.last, run.stop - 1)
     ends = (" first" if first == span.first else "") + (" last" if last == span.last else "")
     shown = span.label + (MARK if span in marked else "")
-    box = colours.box(span.label, shown) if first == span.first else colours.box(span.label, "… " + shown, "label more")
+    if first == span.first:
+        box = colours.box(span.label, shown)
+    else:
+        box = colours.box(span.label, "… " + shown, "label more")
     columns = f"{first - run.start + 1}/{last - run.start + 2}"
     return (
         f'<span class="piece" data-lane="{lane}" style="grid-row:{lane + 2};grid-column:{columns}">'
@@ -167,14 +172,14 @@ def _piece(span: Span, lane: int, run: range, colours: Palette, marked: Collecti
 
 
 def render_tokens(tokens: Sequence[str], spans: Sequence[Span], colours: Palette, marked: Collection[Span] = ()) -> str:
-    """``<div class="spans">``: the tokens in runs (``chunks``), each run a CSS grid with one column per token,
+    """``<div class="spans">``: the tokens in runs (``token_runs``), each run a CSS grid with one column per token,
     the words in its first row and one row per lane under them; a span's piece (bar and label box) spans its
     tokens' columns in its lane's row. Grid items never overlap, and a column widens when a label box is wider
     than the words above it. Spans are 1-based, inclusive; a span in ``marked`` reads ``label`` + ``MARK``."""
     lanes = assign_lanes(spans, {label: k for k, label in enumerate(colours.order)})
     by_lane = sorted(range(len(spans)), key=lambda i: (lanes[i], spans[i].first))
     grids = []
-    for run in chunks(tokens, spans):
+    for run in token_runs(tokens, spans):
         words = "".join(
             f'<span class="word" style="grid-column:{c}">{html.escape(tokens[t - 1])}</span>'
             for c, t in enumerate(run, start=1)

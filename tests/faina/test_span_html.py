@@ -12,11 +12,11 @@ from faina.analysis.span_html import (
     MARK,
     Palette,
     assign_lanes,
-    chunks,
     contrast,
     inventory_order,
     palette,
     render_tokens,
+    token_runs,
 )
 from faina.formats.labels import LabelInventory
 from faina.serving.tag_page import render_page as tag_page
@@ -97,15 +97,15 @@ def test_a_span_holding_others_is_above_them_and_lanes_are_as_few_as_the_deepest
 
 def test_runs_end_where_no_span_joins_two_tokens_or_at_the_length_limit():
     words = ["uno", "due", "tre", "quattro", "cinque"]
-    assert chunks(words, [Span(2, 3, "Doubt")]) == [range(1, 2), range(2, 4), range(4, 5), range(5, 6)]
-    assert chunks(words, [Span(1, 5, "Doubt")], max_chars=8) == [range(1, 3), range(3, 4), range(4, 5), range(5, 6)]
-    assert chunks([], []) == []
+    assert token_runs(words, [Span(2, 3, "Doubt")]) == [range(1, 2), range(2, 4), range(4, 5), range(5, 6)]
+    assert token_runs(words, [Span(1, 5, "Doubt")], max_chars=8) == [range(1, 3), range(3, 4), range(4, 5), range(5, 6)]
+    assert token_runs([], []) == []
 
 
 def test_a_span_cut_across_runs_has_one_label_box_and_continuation_boxes():
     colours = Palette(FAINA)
     html = render_tokens(["parola"] * 40, [Span(1, 40, "Doubt")], colours)
-    runs = chunks(["parola"] * 40, [Span(1, 40, "Doubt")])
+    runs = token_runs(["parola"] * 40, [Span(1, 40, "Doubt")])
     assert len(runs) > 1
     assert html.count('class="label"') == 1 and html.count('class="label more"') == len(runs) - 1
     assert html.count("… Doubt") == len(runs) - 1
