@@ -1,12 +1,11 @@
 """``python -m faina.show FILE [--pred PRED] [--posts ID ...] [--limit N] --html OUT``: look at the disagreement.
 
 One self-contained HTML page (no script, no font or stylesheet from the web: it works offline) with every
-chosen post and, under it, one line per annotator view and per prediction column, drawn by spaCy's displaCy
-"span" style, which stacks overlapping spans. Each label has one colour; the colours of a macro-category
-come from one family (Distraction: reds, Simplification: blues, Insufficient-proof: greens; a label with two
-categories takes the first). A span that not every view has (same tokens, same label) is marked as
-disagreement: its label reads ``Label ≠`` and the line says how many such spans it has. No spaCy model is
-loaded: displaCy renders the tokens and spans it is given (``manual=True``).
+chosen post and, under it, one line per annotator view and per prediction column, drawn by the span renderer
+that ``faina.tag --html`` uses too (``faina/analysis/span_html.py``): overlapping spans are stacked in lanes, each
+label box in its span's lane, never over another box. Each label has its own colour, keyed by its position in
+the inventory; a legend lists the page's labels. A span that not every view has (same tokens, same label) is
+marked as disagreement: its label reads ``Label ≠`` and the line says how many such spans it has.
 """
 
 from __future__ import annotations
@@ -19,10 +18,7 @@ from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
 from faina.analysis.disagreement_page import (  # noqa: F401  (re-exported: the library API of this command)
     DISAGREEMENT,
-    FAMILIES,
     choose_posts,
-    label_colours,
-    render_line,
     render_page,
     show,
 )

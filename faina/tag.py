@@ -1,13 +1,14 @@
-"""``python -m faina.tag MODEL_DIR (--text "..." | --input posts.txt|posts.jsonl) [--json] [--html OUT.html]``.
+"""``python -m faina.tag MODEL_DIR (--text TEXT ... | --input posts.txt|posts.jsonl) [--json] [--html OUT.html]``.
 
 Tags raw posts with a trained model: an exported model folder (``python -m faina.export``) or a fold folder
-of a run. Posts are tokenised with Faina's rule (``faina/formats/tokenization.py``). Inputs: ``--text`` (repeatable),
-a ``.txt`` file (one post per line; blank lines are not posts) or a ``.jsonl`` file (one JSON object per line
-with a ``"text"`` field, or a JSON string). Output: one block per post listing each span with its view, label,
-tokens and characters (0-based, end exclusive), or each view's labels for post models; ``--json`` prints one
-JSON object per post and line instead; ``--html`` also writes an offline page of the tagged posts;
-``--probabilities PATH`` also writes the model's probabilities (``probabilities.jsonl`` layout, posts named by their
-number: docs/soft-labels.md).
+of a run. Posts are tokenised with Faina's rule (``faina/formats/tokenization.py``). Inputs: ``--text`` with
+one or more posts (``--text A B``; repeating it, ``--text A --text B``, adds more), a ``.txt`` file (one post
+per line; blank lines are not posts) or a ``.jsonl`` file (one JSON object per line with a ``"text"`` field, or
+a JSON string). Output: one block per post listing each span with its view, label, tokens and characters
+(0-based, end exclusive), or each view's labels for post models; ``--json`` prints one JSON object per post and
+line instead; ``--html`` also writes an offline page of the tagged posts, drawn by the span renderer of
+``faina.show`` (``faina/analysis/span_html.py``); ``--probabilities PATH`` also writes the model's
+probabilities (``probabilities.jsonl`` layout, posts named by their number: docs/soft-labels.md).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pathlib import Path
 from common.cli import command_parser
 from common.errors import UserError, exit_on_user_error
 from common.io import atomic_write_text
+from faina.analysis.span_html import inventory_order
+from faina.formats.labels import LabelInventory
 from faina.formats.probability_file import write_probabilities
 from faina.formats.raw_posts import (  # noqa: F401  (re-exported: the library API of this command)
     read_posts,
@@ -49,7 +52,13 @@ def build_parser():
     )
     parser.add_argument("model_dir", help="exported model folder (faina.export) or a fold folder of a run")
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--text", action="append", help="a post to tag (repeat for several posts)")
+    source.add_argument(
+        "--text",
+        nargs="+",
+        action="extend",
+        metavar="TEXT",
+        help="posts to tag: --text A B, or --text A --text B",
+    )
     source.add_argument("--input", help='posts.txt (one post per line) or posts.jsonl ({"text": ...} per line)')
     parser.add_argument("--json", action="store_true", help="print one JSON object per post and line")
     parser.add_argument("--html", metavar="OUT.html", default=None, help="also write an offline HTML page")
@@ -83,7 +92,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print(json.dumps(post, ensure_ascii=False) if args.json else format_post(number, post, tagger.views))
     if args.html:
         title = f"{tagger.meta['task']} · {Path(args.model_dir).name}"
-        path = atomic_write_text(args.html, render_page(posts, tagger.views, title))
+        labels = inventory_order(LabelInventory.load(tagger.meta["labels_inventory"]))
+        path = atomic_write_text(args.html, render_page(posts, tagger.views, title, labels))
         print(f"page written: {path}", file=sys.stderr)
     return posts
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -158,6 +159,21 @@ def test_tag_cli_json_lines_with_offsets_that_slice_the_text(exported, capsys):
             assert post["text"][span["start_char"] : span["end_char"]] == span["text"]
             assert span["text"].startswith(post["tokens"][span["start_token"]])
             assert span["text"].endswith(post["tokens"][span["end_token"] - 1])
+
+
+def test_one_text_flag_takes_several_posts_and_the_page_draws_their_spans(exported, tmp_path, capsys):
+    """``--text A B C`` (the synopsis of docs/commands.md) and ``--text A B --text C`` tag the same posts, in order."""
+    folder = str(exported["folders"]["span"])
+    page = tmp_path / "tagged.html"
+    one_flag = tag_main([folder, "--text", *POSTS, "--json", "--device", "cpu", "--html", str(page)])
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    repeated = tag_main([folder, "--text", POSTS[0], POSTS[1], "--text", POSTS[2], "--json", "--device", "cpu"])
+    assert printed == one_flag == repeated == exported["fold_out"]["span"]
+    html = page.read_text(encoding="utf-8")
+    spans = [span for post in one_flag for span in post["spans"]]
+    assert html.count('<span class="label"') == len(spans) > 0  # one label box per span, drawn by the renderer
+    assert {f'data-label="{span["label"]}"' for span in spans} <= set(re.findall(r'data-label="[^"]*"', html))
+    assert '<p class="legend">' in html and "<script" not in html
 
 
 def test_post_model_from_files_gives_label_sets_and_a_page(exported, tmp_path, capsys):
