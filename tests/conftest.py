@@ -15,6 +15,11 @@ from pathlib import Path
 
 import pytest
 
+pytest.register_assert_rewrite("tiers")  # imported here before pytest loads it as the plugin below
+from tiers import fixture_tier  # noqa: E402
+
+pytest_plugins = ["tiers"]  # tests/tiers.py: the test tiers (fast by default, --tiers all for CI)
+
 REPO = Path(__file__).resolve().parents[1]
 REAL_MISSCI = "real_missci"
 REAL_MISSCI_SKIP = "needs the real Missci files"
@@ -70,6 +75,32 @@ def real_missci() -> Path:
         f"{REAL_MISSCI_SKIP} ({', '.join(str(p) for p in real_missci_candidates())}): "
         f"`python -m missci.download data/missci` fetches them"
     )
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory) -> str:
+    """A 2-layer, 32-wide BERT (random weights) with all-MiniLM-L6-v2's tokenizer: fast and offline."""
+    from helpers.trained import save_tiny_encoder
+
+    return str(save_tiny_encoder(tmp_path_factory.mktemp("tiny_encoder")))
+
+
+@pytest.fixture(scope="session")
+def small_sample(tmp_path_factory) -> Path:
+    """60 synthetic posts (labelled and unlabelled copies, span and post files)."""
+    from helpers.trained import write_small_sample
+
+    return write_small_sample(tmp_path_factory.mktemp("sample60"))
+
+
+@pytest.fixture(scope="session")
+@fixture_tier("fast")
+def trained_runs(tmp_path_factory, tiny_encoder, small_sample):
+    """The session's shared tiny runs and their exports (``helpers.trained.TrainedRuns``): read them, never write
+    into them (``helpers.trained.copy_of``)."""
+    from helpers.trained import train_shared_runs
+
+    return train_shared_runs(tmp_path_factory.mktemp("trained_runs"), tiny_encoder, small_sample)
 
 
 @pytest.fixture(scope="session")

@@ -1,13 +1,19 @@
-"""A clone with no sibling ``shared/`` folder: every test is collected and set up, none skips for missing data
-except the ones that need the real Missci files (marked ``real_missci``).
+"""A clone with no sibling ``shared/`` folder: no test skips for missing data except the ones that need the real
+Missci files (marked ``real_missci``).
 
-The repository's files (``git ls-files``, untracked non-ignored files included) are copied to a temporary
-folder, and pytest runs there with ``--setup-only``: it collects every test and runs every fixture (where the
-data skips happen) without running the test bodies, so the check costs seconds, not the suite's minutes.
+Two checks, one for each place a skip can sit:
+- fixtures and skip marks: the repository's files (``git ls-files``, untracked non-ignored files included) are
+  copied to a temporary folder, and pytest runs there with ``--setup-only --tiers all``: it collects every test of
+  every tier and sets up its fixtures (where the data skips happen) without running the test bodies. Costly
+  fixtures (the ones that train or build models, ``tiers.fixture_tier``) are not built there (``tiers.NotBuilt``):
+  the fixtures they take still are, and a data skip in a costly fixture's own body is the next check's;
+- test and fixture bodies: every ``pytest.skip(...)`` call under ``tests/`` is read (its reason must name a
+  machine reason, one of ``ENVIRONMENT_SKIP_WORDS``), except the ``real_missci`` fixture's own.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -15,6 +21,10 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
+
+from tiers import PROBE_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 # Skips that are about the machine, not about data (no GPU, a Debian package missing); any other skip in a
@@ -72,6 +82,7 @@ def copy_repository(target: Path) -> None:
         shutil.copy2(REPO / name, destination)
 
 
+@pytest.mark.slow
 def test_no_test_skips_for_missing_data_in_a_fresh_clone(tmp_path):
     clone = tmp_path / "clone"
     copy_repository(clone)
@@ -80,13 +91,15 @@ def test_no_test_skips_for_missing_data_in_a_fresh_clone(tmp_path):
     (tmp_path / "probe" / "fresh_clone_probe.py").write_text(PROBE, encoding="utf-8")
     report_path = tmp_path / "report.json"
     env = {key: value for key, value in os.environ.items() if key not in {"MISSCI_DATA", "PYTEST_ADDOPTS"}}
-    env.update(PYTHONPATH=str(tmp_path / "probe"), FRESH_CLONE_REPORT=str(report_path))
+    env.update(PYTHONPATH=str(tmp_path / "probe"), FRESH_CLONE_REPORT=str(report_path), **{PROBE_ENV: "1"})
     done = subprocess.run(
         [
             sys.executable,
             "-m",
             "pytest",
             "--setup-only",
+            "--tiers",
+            "all",
             "-q",
             "-p",
             "no:cacheprovider",
@@ -119,3 +132,66 @@ def test_no_test_skips_for_missing_data_in_a_fresh_clone(tmp_path):
         "(fixtures missci_sample / data_dir), or, if they check the paper's own figures, take the real_missci "
         "fixture:\n" + "\n".join(f"  {s['test']}: {s['reason']}" for s in unexpected)
     )
+
+
+def skip_calls(tree: ast.AST):
+    """``(line, enclosing function, reason text)`` of every ``pytest.skip(...)`` / ``skip(...)`` call; the reason's
+    literal parts only (an f-string's placeholders are left out, a computed reason reads as ``""``)."""
+    found = []
+
+    def visit(node, function):
+        for child in ast.iter_child_nodes(node):
+            name = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
+            if isinstance(child, ast.Call):
+                target = child.func
+                called = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                if called == "skip" and (
+                    not isinstance(target, ast.Attribute) or getattr(target.value, "id", "") == "pytest"
+                ):
+                    reason = (
+                        child.args[0]
+                        if child.args
+                        else next((k.value for k in child.keywords if k.arg == "reason"), None)
+                    )
+                    found.append((child.lineno, function, literal_text(reason)))
+            visit(child, name)
+
+    visit(tree, None)
+    return found
+
+
+def literal_text(node) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(part.value for part in node.values if isinstance(part, ast.Constant))
+    return ""
+
+
+def test_no_test_body_skips_for_missing_data():
+    offending = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        for line, function, reason in skip_calls(ast.parse(path.read_text(encoding="utf-8"))):
+            if path.name == "conftest.py" and function == "real_missci":
+                continue
+            if not any(word in reason.lower() for word in ENVIRONMENT_SKIP_WORDS):
+                offending.append(f"  {path.relative_to(REPO)}:{line} (in {function}): {reason or '<computed reason>'}")
+    assert not offending, (
+        "these skips are not about the machine (no GPU, a Debian package missing), so a fresh clone would skip "
+        "the test for missing data: run it on the packaged samples (fixtures missci_sample / small_sample), take "
+        "the real_missci fixture, or name the machine reason in a literal:\n" + "\n".join(offending)
+    )
+
+
+def test_the_body_check_finds_a_data_skip_and_lets_a_machine_skip_pass():
+    source = (
+        "import pytest\n"
+        "def test_a():\n    pytest.skip(f'Missci data not found under {DIR}')\n"
+        "def test_b():\n    pytest.skip('no GPU on this machine')\n"
+    )
+    calls = skip_calls(ast.parse(source))
+    assert [(function, reason) for _, function, reason in calls] == [
+        ("test_a", "Missci data not found under "),
+        ("test_b", "no GPU on this machine"),
+    ]
+    assert [any(w in r.lower() for w in ENVIRONMENT_SKIP_WORDS) for _, _, r in calls] == [False, True]

@@ -69,6 +69,7 @@ def test_kappa_and_human_ceiling_of_a_hand_made_file(write_file, capsys):
     assert set(ceiling) == {"span-fine", "span-coarse", "post-fine", "post-coarse"}
 
 
+@pytest.mark.slow
 def test_gamma_is_one_for_identical_views_and_lower_when_they_differ(write_file, capsys):
     same = (
         _post("1", [(f"B-{D}", f"B-{D}"), (f"I-{D}", f"I-{D}"), ("O", "O"), (f"B-{S}", f"B-{S}")])

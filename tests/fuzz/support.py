@@ -3,8 +3,8 @@
 Each reader's test draws files (valid ones, and valid ones spoiled in one way), writes them to a scratch file
 and hands the path to the reader exactly as a user would. ``tried(reader)`` counts the inputs per reader for
 the summary line ``tests/fuzz/conftest.py`` prints at the end of the run. ``fuzz_settings(base)`` scales a
-reader's tuned example count by the active profile (``FALLACY_FUZZ_PROFILE``: ``fuzz`` by default, ``slow``
-for ten times more), always derandomized and without an example database, so a run is reproducible.
+reader's tuned example count by the active profile (``FALLACY_FUZZ_PROFILE``: ``fuzz`` by default, ``quick`` for
+a tenth (what the fast test tier runs: ``tests/tiers.py`` sets it), ``slow`` for ten times more), always derandomized and without an example database, so a run is reproducible.
 
 Import it as ``from fuzz.support import ...`` (``tests/`` is on ``sys.path``).
 """
@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from common.errors import UserError
 
 PROFILE_ENV = "FALLACY_FUZZ_PROFILE"
-SCALE = {"fuzz": 1, "slow": 10}
+SCALE = {"quick": 0.1, "fuzz": 1, "slow": 10}
+QUICK_MINIMUM = 12  # examples per test even in the quick profile
 COUNTS: collections.Counter = collections.Counter()
 FAILURES: collections.Counter = collections.Counter()
 
@@ -38,6 +39,7 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
 settings.register_profile("slow", parent=settings.get_profile("fuzz"))
+settings.register_profile("quick", parent=settings.get_profile("fuzz"))
 
 
 def active_profile() -> str:
@@ -50,7 +52,8 @@ def active_profile() -> str:
 def fuzz_settings(base: int) -> settings:
     """The profile's settings with ``base`` examples (times the profile's scale)."""
     name = active_profile()
-    return settings(settings.get_profile(name), max_examples=base * SCALE[name])
+    examples = base * SCALE[name] if SCALE[name] >= 1 else max(QUICK_MINIMUM, round(base * SCALE[name]))
+    return settings(settings.get_profile(name), max_examples=int(examples))
 
 
 def tried(reader: str) -> None:

@@ -23,8 +23,6 @@ def tiny_spec(seed: int = 0):
 
 
 def compose(overrides: list[str]):
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
+    from helpers.configs import compose_train
 
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return hydra_compose(config_name="train", overrides=overrides)
+    return compose_train(*overrides)

@@ -1,11 +1,22 @@
-"""Tiny trained Faina runs for loader tests (importable as ``helpers.trained``): a 2-layer random BERT with the
-packaged MiniLM tokenizer, a small synthetic sample and ``debug=fast`` training, so a fold folder takes seconds."""
+"""The tiny encoder, the small sample and the one shared trained run of the test session.
+
+Every test that needs a trained Faina model reads the same runs, trained once per session (a few seconds) by the
+``trained_runs`` fixture (``tests/conftest.py``): a 2-layer, 32-wide random BERT with the packaged MiniLM tokenizer,
+60 synthetic posts and ``debug=fast`` (one batch per epoch). They are part of the fast tier; a test that trains its
+own run is ``e2e`` (``tests/tiers.py``). The runs are shared: a test never writes into them, it copies what it
+changes (``copy_of``). Composing a run like the command line does is :func:`compose_run`, the one place tests build
+a training config.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
-from tests_paths import CONF
+from helpers.configs import compose_train
+from tiers import sanctioned_training
 
 
 def save_tiny_encoder(folder: Path) -> Path:
@@ -29,32 +40,34 @@ def save_tiny_encoder(folder: Path) -> Path:
     return folder
 
 
-def compose_run(root: Path, encoder: Path, sample: Path, task: str, *overrides: str):
-    from hydra import compose, initialize_config_dir
+def write_small_sample(folder: Path) -> Path:
+    """60 synthetic posts: ``sample.conll`` / ``sample.tsv`` and their unlabelled copies."""
+    from faina.data.synthetic import write_sample
 
-    from train import register_config_resolvers
+    write_sample(folder, posts=60, seed=3, unlabelled=True)
+    return folder
 
-    register_config_resolvers()
+
+def sample_file(sample: Path, task: str, labelled: bool = True) -> Path:
     ext = "conll" if task.startswith("span") else "tsv"
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
-        return compose(
-            config_name="train",
-            overrides=[
-                f"paths.root_dir={root}",
-                f"task={task}",
-                "debug=fast",
-                "loader.batch_size=8",
-                "callbacks=none",
-                "logger=none",
-                f"encoder.name_or_path={encoder}",
-                "data=custom",
-                f"data.train_path={sample / ('sample.' + ext)}",
-                *overrides,
-            ],
-        )
+    return sample / (f"sample.{ext}" if labelled else f"sample-unlabelled.{ext}")
 
 
-def train_run(root: Path, encoder: Path, sample: Path, task: str, *overrides: str) -> Path:
+def compose_run(root: Path, encoder: Path | str, sample: Path, task: str, *overrides: str):
+    """``conf/train.yaml`` composed as ``train.py task=TASK data=custom ... debug=fast`` would, on the small sample."""
+    return compose_train(
+        f"paths.root_dir={root}",
+        f"task={task}",
+        "debug=fast",
+        "loader.batch_size=8",
+        f"encoder.name_or_path={encoder}",
+        "data=custom",
+        f"data.train_path={sample_file(sample, task)}",
+        *overrides,
+    )
+
+
+def train_run(root: Path, encoder: Path | str, sample: Path, task: str, *overrides: str) -> Path:
     """Train ``task`` on the sample; the results folder of the run."""
     from train import run
 
@@ -63,8 +76,53 @@ def train_run(root: Path, encoder: Path, sample: Path, task: str, *overrides: st
     return Path(cfg.paths.results_dir) / cfg.name
 
 
-def write_small_sample(folder: Path) -> Path:
-    from faina.data.synthetic import write_sample
+def copy_of(folder: Path, into: Path, name: str = "copy") -> Path:
+    """A copy of a shared folder (a run, a fold, an export) as ``into/name``, to change or damage."""
+    target = into / name
+    shutil.copytree(folder, target)
+    return target
 
-    write_sample(folder, posts=60, seed=3, unlabelled=True)
-    return folder
+
+@dataclass(frozen=True)
+class TrainedRuns:
+    """The session's tiny runs: ``span`` (span-f, 2 folds) and ``post`` (post-f, fold 0 only), trained with the
+    encoder copy ``encoder`` on ``sample``, with the logger and callbacks of ``conf/train.yaml``; ``exports``:
+    ``span-fold0``, ``span-fold1``, ``post-fold0`` (``faina.export`` folders, made while the encoder existed)."""
+
+    root: Path
+    encoder: Path
+    sample: Path
+    span: Path
+    post: Path
+    exports: dict
+
+    @contextlib.contextmanager
+    def without_sources(self):
+        """The encoder copy and the runs moved away for a while: what an exported folder must do without."""
+        hidden = self.root / "hidden"
+        hidden.mkdir()
+        moved = [(self.encoder, hidden / "encoder"), (self.span.parent, hidden / "results")]
+        for source, target in moved:
+            shutil.move(str(source), target)
+        try:
+            yield
+        finally:
+            for source, target in moved:
+                shutil.move(str(target), source)
+            hidden.rmdir()
+
+
+def train_shared_runs(root: Path, tiny_encoder: Path | str, sample: Path) -> TrainedRuns:
+    from faina.serving.export import export_fold
+
+    encoder = root / "encoder"
+    shutil.copytree(tiny_encoder, encoder)
+    with sanctioned_training():
+        span = train_run(root, encoder, sample, "span-f", "cv.num_folds=2")
+        post = train_run(root, encoder, sample, "post-f", "cv.folds=[0]")
+    exports = {
+        "span-fold0": export_fold(span / "fold0", root / "exports" / "span-fold0"),
+        "span-fold1": export_fold(span / "fold1", root / "exports" / "span-fold1"),
+        "post-fold0": export_fold(post / "fold0", root / "exports" / "post-fold0"),
+    }
+    return TrainedRuns(root, encoder, sample, span, post, exports)

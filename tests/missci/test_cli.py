@@ -135,6 +135,7 @@ def test_random_baseline_reproduces_paper_on_test(real_missci, capsys):
     assert result["std"]["p@1"] > 0
 
 
+@pytest.mark.slow
 def test_random_baseline_premises_and_meteor(data_dir):
     arguments = load_split("dev", data_dir)
     claim = baseline.random_predictions(arguments, "claim", 1)

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from helpers.configs import compose_train
 from missci.dataset.prediction_file import read_predictions
 from missci.dataset.reader import load_split
 from missci.zero_shot.reconstruction import run_zero_shot, select
@@ -54,8 +55,6 @@ def test_tiny_model_end_to_end(tmp_path, data_dir):
 
 
 def test_hydra_composed_config_runs(tmp_path, data_dir):
-    from hydra import compose, initialize_config_dir
-
     import train
 
     overrides = [
@@ -69,16 +68,13 @@ def test_hydra_composed_config_runs(tmp_path, data_dir):
         "task.generation.max_new_tokens=4",
         "task.premise_metrics=null",
     ]
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose(config_name="train", overrides=overrides)
+    cfg = compose_train(*overrides)
     metrics = train.run(cfg)
     assert set(metrics) >= {"dev/p@1", "dev/arg@1", "dev/f1_micro"}
     assert len(read_predictions(tmp_path / "predictions-dev.jsonl")) == 2
 
 
 def test_hydra_classification_task(tmp_path, data_dir):
-    from hydra import compose, initialize_config_dir
-
     import train
 
     overrides = [
@@ -91,8 +87,7 @@ def test_hydra_classification_task(tmp_path, data_dir):
         f"task.output_dir={tmp_path}",
         "task.generation.max_new_tokens=4",
     ]
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose(config_name="train", overrides=overrides)
+    cfg = compose_train(*overrides)
     metrics = train.run(cfg)
     assert set(metrics) == {"dev/cls/accuracy", "dev/cls/f1_macro"}
     rows = [json.loads(line) for line in (tmp_path / "classify-dev.jsonl").read_text().splitlines()]

@@ -6,7 +6,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests_paths import REPO
+
+pytestmark = pytest.mark.slow
 
 
 def test_the_benchmark_runs_both_methods_and_finds_them_equal():

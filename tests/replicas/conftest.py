@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from tiers import fixture_tier
+
 
 @pytest.fixture(scope="session")
+@fixture_tier("e2e")
 def replicas(tmp_path_factory) -> dict[str, Path]:
     """Every replica, written once: name -> folder (what encoder.name_or_path= / llm.name_or_path= take)."""
     from scripts.hub_replicas import write_replicas

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tiers import fixture_tier
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "benchmark_quality.py"
 
@@ -59,6 +61,7 @@ def run_dir(out: Path, tiny_encoder: str, seed: int, recipe: str = "views") -> P
 
 
 @pytest.fixture(scope="module")
+@fixture_tier("e2e")
 def finished(corpus, tiny_encoder, tmp_path_factory):
     out = tmp_path_factory.mktemp("benchmark")
     done = run(corpus, out, tiny_encoder)

@@ -34,6 +34,7 @@ def test_a_best_recipe_keeps_the_users_data_and_targets():
     assert cfg.name == "best-span-f-minilm-custom-majority"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("task", ["span-f", "post-f"])
 def test_a_best_recipe_trains_and_tunes_its_rule_on_dev(make_cfg, task):
     cfg = make_cfg(f"experiment=best-{task}", f"task={task}", "cv=official", "trainer.max_epochs=1")

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import hydra
 import pytest
-from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 
+from helpers.configs import compose_train
 from tests_paths import CONF
-from train import register_config_resolvers
 
 TASK_MODEL = {"post-c": "mvml", "post-f": "mvml", "span-c": "mvmd", "span-f": "mvmd"}
-
-
-def compose_train(*overrides: str):
-    register_config_resolvers()
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
-        return compose(config_name="train", overrides=list(overrides))
 
 
 @pytest.mark.parametrize("task, model", sorted(TASK_MODEL.items()))
@@ -60,8 +54,33 @@ def test_command_line_overrides_reach_the_optimiser():
     ],
 )
 def test_group_options_compose(group, option):
+    """Each value the option's file sets is the composed config's (its own package, or the top for
+    ``# @package _global_`` files), so choosing the option really selects that file."""
     cfg = compose_train(f"{group}={option}")
-    assert cfg is not None
+    path = CONF / group / f"{option}.yaml"
+    text = path.read_text(encoding="utf-8")
+    own = OmegaConf.load(path)
+    own.pop("defaults", None)
+    root = cfg if "# @package _global_" in text else cfg[group]
+    leaves = list(leaf_values(OmegaConf.to_container(own, resolve=False)))
+    assert leaves or group == "logger", f"{path} sets nothing to check"
+    composed = OmegaConf.to_container(root, resolve=False)
+    for keys, value in leaves:
+        node = composed
+        for key in keys:
+            assert isinstance(node, dict) and key in node, f"{'.'.join(keys)} of {path} is not in the composed config"
+            node = node[key]
+        assert node == value, f"{'.'.join(keys)}: {path} sets {value!r}, the composed config has {node!r}"
+    if group == "logger" and option == "none":
+        assert cfg.logger == {}
+
+
+def leaf_values(node, keys=()):
+    if isinstance(node, dict) and node:
+        for key, value in node.items():
+            yield from leaf_values(value, (*keys, key))
+    else:
+        yield keys, node
 
 
 def test_demo_experiment_is_offline_default():

@@ -23,10 +23,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
 from fallacy import cli as fallacy_cli
-from tests_paths import CONF, REPO
+from tests_paths import REPO
+from tiers import fixture_tier
 
 ENV = {
     **os.environ,
@@ -76,31 +76,13 @@ def assert_one_error_line(stdout: str, stderr: str, words: str) -> None:
 
 # --- the trained models and input files ------------------------------------------------------------
 @pytest.fixture(scope="module")
-def span_fold(tmp_path_factory, tiny_encoder, small_sample) -> Path:
-    """fold0 of a one-fold span-f run (fast_dev_run) on the 60-post sample with the tiny encoder."""
-    from train import register_config_resolvers, run
-
-    root = tmp_path_factory.mktemp("console_span_run")
-    register_config_resolvers()
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
-        cfg = compose(
-            config_name="train",
-            overrides=[
-                f"paths.root_dir={root}",
-                "task=span-f",
-                "debug=fast",
-                "loader.batch_size=8",
-                "cv.folds=[0]",
-                f"encoder.name_or_path={tiny_encoder}",
-                "data=custom",
-                f"data.train_path={small_sample / 'sample.conll'}",
-            ],
-        )
-    run(cfg)
-    return Path(cfg.paths.results_dir) / cfg.name / "fold0"
+def span_fold(trained_runs) -> Path:
+    """fold0 of the session's shared tiny span-f run (``helpers.trained``)."""
+    return trained_runs.span / "fold0"
 
 
 @pytest.fixture(scope="module")
+@fixture_tier("e2e")
 def lora_run(tmp_path_factory, missci_sample) -> Path:
     """The results folder of a cv=official LoRA run of a random 2-layer Llama (2 steps, 2 fallacies)."""
     import train

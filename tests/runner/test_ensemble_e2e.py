@@ -20,6 +20,8 @@ from models.ensemble import MVMDEnsemble, MVMLEnsemble
 from tests_paths import REPO
 from train import run
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.mark.slow  # trains two models and predicts in a subprocess (~25 s CPU)
 def test_cv_ensemble_trains_k_models_and_writes_the_ensembled_submission(make_cfg, small_sample, tmp_path, caplog):

@@ -98,6 +98,7 @@ def _save_dataset(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.e2e
 def test_data_hf_trains_on_a_saved_dataset_and_reuses_its_features(make_cfg, tmp_path, caplog):
     caplog.set_level(logging.INFO)
     folder = _save_dataset(tmp_path / "claims")
@@ -136,6 +137,7 @@ def test_data_hf_bad_datasets_get_one_message(tmp_path):
         load_hf_task_data(str(claims), "span", "fine", label_columns=["lang"])
 
 
+@pytest.mark.e2e
 def test_data_hf_aggregates_its_views_like_a_faina_file(make_cfg, tmp_path):
     """data.targets applies to a dataset as to a Faina file: one trained view, every annotator's view scored."""
     folder = _save_dataset(tmp_path / "claims")

@@ -9,11 +9,10 @@ import sys
 
 import hydra
 import pytest
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from tests_paths import CONF, REPO
-from train import register_config_resolvers
+from helpers.configs import compose_train
+from tests_paths import REPO
 
 LAUNCHERS = {
     "submitit_local": "hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher",
@@ -25,9 +24,7 @@ TRAINERS = ["default", "gpu", "ddp", "fsdp"]
 
 
 def compose_with_hydra(*overrides: str):
-    register_config_resolvers()
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
-        return compose(config_name="train", overrides=list(overrides), return_hydra_config=True)
+    return compose_train(*overrides, with_hydra=True)
 
 
 @pytest.mark.parametrize("launcher", sorted(LAUNCHERS))

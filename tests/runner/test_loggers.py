@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from train import run
+
+pytestmark = pytest.mark.e2e
 
 
 def test_wandb_offline_one_run_per_fold(make_cfg, monkeypatch, tmp_path):

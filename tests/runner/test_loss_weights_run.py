@@ -17,6 +17,8 @@ from faina.training.cross_validation import make_splits
 from faina.training.loss_weights import decoder_span_counts, inverse_sqrt
 from train import run
 
+pytestmark = pytest.mark.e2e
+
 
 def test_a_fold_trains_and_saves_the_weights_of_its_own_train_posts(make_cfg):
     cfg = make_cfg("task=span-f", "debug=fast", "cv.folds=[1]", "model.module.loss_weights=inverse_sqrt")

@@ -1,6 +1,6 @@
 """Probabilities out and soft-label scores in, end to end: folds, faina.predict, ensembles, faina.tag, faina.evaluate.
 
-A tiny span-f run (2 folds) and post-f run (1 fold) are trained once with fast_dev_run on the small sample; every
+The session's shared tiny span-f run (2 folds) and post-f run (1 fold, ``helpers.trained``) are read; every
 way of predicting must write the one ``probabilities.jsonl`` layout, and the soft-label scores of a fold's
 ``metrics.json`` must be what ``faina.evaluate --soft`` computes from the fold's files.
 """
@@ -8,11 +8,9 @@ way of predicting must write the one ``probabilities.jsonl`` layout, and the sof
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_dir
 
 from faina.evaluate import main as evaluate_main
 from faina.formats.conll import read_conll
@@ -20,39 +18,11 @@ from faina.formats.probability_file import read_probabilities
 from faina.formats.tsv import read_post_tsv
 from faina.predict import main as predict_main
 from faina.tag import main as tag_main
-from tests_paths import CONF
-from train import register_config_resolvers, run
-
-
-def _train(root: Path, encoder: str, sample: Path, task: str, *overrides: str) -> Path:
-    register_config_resolvers()
-    ext = "conll" if task.startswith("span") else "tsv"
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
-        cfg = compose(
-            config_name="train",
-            overrides=[
-                f"paths.root_dir={root}",
-                f"task={task}",
-                "debug=fast",
-                "loader.batch_size=8",
-                f"encoder.name_or_path={encoder}",
-                "data=custom",
-                f"data.train_path={sample / ('sample.' + ext)}",
-                *overrides,
-            ],
-        )
-    run(cfg)
-    return Path(cfg.paths.results_dir) / cfg.name
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, tiny_encoder, small_sample):
-    root = tmp_path_factory.mktemp("probabilities")
-    return {
-        "root": root,
-        "span": _train(root, tiny_encoder, small_sample, "span-f", "cv.num_folds=2"),
-        "post": _train(root, tiny_encoder, small_sample, "post-f", "cv.folds=[0]"),
-    }
+def runs(trained_runs):
+    return {"span": trained_runs.span, "post": trained_runs.post}
 
 
 def test_every_fold_writes_probabilities_beside_its_predictions(runs):

@@ -18,6 +18,8 @@ from faina.formats.tsv import read_post_tsv
 from faina.scoring.official import evaluate_files
 from train import run
 
+pytestmark = pytest.mark.e2e
+
 REPO = Path(__file__).resolve().parents[2]
 VIEWS = 6
 

@@ -1,7 +1,8 @@
 """Raw-text tagging (faina.tag, FallacyTagger) and self-contained model folders (faina.export), end to end.
 
-A tiny span-f run (2 folds) and post-f run (1 fold) are trained once with fast_dev_run on a copy of the tiny
-encoder; the copy is deleted before the exported folder is used, so the folder must carry everything.
+The session's shared tiny runs (span-f, 2 folds; post-f, 1 fold: ``helpers.trained``) and their exports; the
+encoder copy they were trained with and the runs are moved away while a fresh process loads an exported folder,
+so the folder must carry everything.
 """
 
 from __future__ import annotations
@@ -9,20 +10,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
-from faina.serving.export import export_fold
 from faina.serving.prediction import predict_file
 from faina.serving.tagger import FallacyTagger
 from faina.tag import main as tag_main
-from tests_paths import CONF, REPO
-from train import register_config_resolvers
+from tests_paths import REPO
+from tiers import fixture_tier
 
 POSTS = [
     "Studio americano: la mutazione è pericolosa... l'Italia agli italiani! [USER] #vaccini",
@@ -31,54 +29,26 @@ POSTS = [
 ]
 
 
-def _train(root: Path, encoder: Path, sample: Path, task: str, *overrides: str) -> Path:
-    from train import run
-
-    register_config_resolvers()
-    ext = "conll" if task.startswith("span") else "tsv"
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
-        cfg = compose(
-            config_name="train",
-            overrides=[
-                f"paths.root_dir={root}",
-                f"task={task}",
-                "debug=fast",
-                "loader.batch_size=8",
-                f"encoder.name_or_path={encoder}",
-                "data=custom",
-                f"data.train_path={sample / ('sample.' + ext)}",
-                *overrides,
-            ],
-        )
-    run(cfg)
-    return Path(cfg.paths.results_dir) / cfg.name
-
-
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory, tiny_encoder, small_sample):
-    """Runs, their exports (made while the encoder existed), then the encoder copy is removed."""
+@fixture_tier("fast")
+def exported(trained_runs, tmp_path_factory):
+    """The session's shared tiny runs (``helpers.trained``), their exports, and what the runs' own folds predict."""
     root = tmp_path_factory.mktemp("tag_export")
-    encoder = root / "encoder_copy"
-    shutil.copytree(tiny_encoder, encoder)
-    span_run = _train(root, encoder, small_sample, "span-f", "cv.num_folds=2")
-    post_run = _train(root, encoder, small_sample, "post-f", "cv.folds=[0]")
-    folders = {
-        "span": export_fold(span_run / "fold1", root / "span-model"),
-        "post": export_fold(post_run / "fold0", root / "post-model"),
-    }
+    span_run, post_run = trained_runs.span, trained_runs.post
     in_process = {
         level: [p.to_dict() for p in FallacyTagger.load(run_dir / fold, device="cpu")(POSTS)]
         for level, run_dir, fold in (("span", span_run, "fold1"), ("post", post_run, "fold0"))
     }
     fold_file = predict_file(
-        str(span_run / "fold1"), str(small_sample / "sample-unlabelled.conll"), str(root / "fold1-predictions.conll")
+        str(span_run / "fold1"),
+        str(trained_runs.sample / "sample-unlabelled.conll"),
+        str(root / "fold1-predictions.conll"),
     )
-    shutil.rmtree(encoder)
     return {
-        "root": root,
+        "runs": trained_runs,
         "span_run": span_run,
         "post_run": post_run,
-        "folders": folders,
+        "folders": {"span": trained_runs.exports["span-fold1"], "post": trained_runs.exports["post-fold0"]},
         "fold_out": in_process,
         "fold_file": Path(fold_file),
     }
@@ -99,10 +69,8 @@ def test_exported_folder_is_self_contained_and_predicts_the_same_in_a_fresh_proc
     config = json.loads((folder / "config.json").read_text())
     assert config["architecture"] == "MVMD" and config["task"] == "span-f" and config["views"] == ["a1", "a2"]
     assert len(config["labels"]) == 20 and "optimizer" not in config["module"]
-    # the training run and the encoder it started from are gone: the folder alone must be enough
-    moved = exported["root"] / "runs-moved-away"
-    shutil.move(str(exported["span_run"].parent), moved)
-    try:
+    # the training runs and the encoder they started from are gone: the folder alone must be enough
+    with exported["runs"].without_sources():
         script = (
             "import json, sys; from faina import FallacyTagger; "
             "t = FallacyTagger.load(sys.argv[1], device='cpu'); "
@@ -117,8 +85,6 @@ def test_exported_folder_is_self_contained_and_predicts_the_same_in_a_fresh_proc
             text=True,
             timeout=300,
         )
-    finally:
-        shutil.move(str(moved), exported["span_run"].parent)
     assert result.returncode == 0, result.stderr[-2000:]
     fresh = json.loads(result.stdout.strip().splitlines()[-1])
     assert fresh == exported["fold_out"]["span"]

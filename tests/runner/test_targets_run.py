@@ -13,6 +13,8 @@ from faina.formats.tsv import read_post_tsv
 from faina.scoring.official import evaluate_files
 from train import run
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.mark.parametrize(
     ("task", "rule"), [("span-f", "model.module.o_bias=tuned"), ("post-c", "model.module.threshold=tuned")]

@@ -1,19 +1,17 @@
-"""One tiny trained span-f run (2 folds) and the export of its fold0, shared by the loader tests here."""
+"""``trained``: the session's shared tiny span-f run (2 folds) and the export of its fold0, as the loader tests
+here read them (``helpers.trained``); a test copies what it damages."""
 
 from __future__ import annotations
 
 import pytest
 
-from helpers.trained import save_tiny_encoder, train_run, write_small_sample
-
 
 @pytest.fixture(scope="session")
-def trained(tmp_path_factory) -> dict:
-    from faina.serving.export import export_fold
-
-    root = tmp_path_factory.mktemp("untrusted")
-    encoder = save_tiny_encoder(root / "encoder")
-    sample = write_small_sample(root / "sample")
-    run_dir = train_run(root, encoder, sample, "span-f", "cv.num_folds=2")
-    exported = export_fold(run_dir / "fold0", root / "exported")
-    return {"root": root, "encoder": encoder, "sample": sample, "run": run_dir, "exported": exported}
+def trained(trained_runs) -> dict:
+    return {
+        "root": trained_runs.root,
+        "encoder": trained_runs.encoder,
+        "sample": trained_runs.sample,
+        "run": trained_runs.span,
+        "exported": trained_runs.exports["span-fold0"],
+    }

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +25,7 @@ from faina.serving.fold_model import load_exported
 from faina.serving.loading import load_predictor
 from faina.serving.prediction import predict_file
 from helpers.hostile import FAMILIES, issue_payload, tripwires, with_node
+from helpers.trained import copy_of
 from tests_paths import REPO
 
 VICTIM_TEXT = "keep me\n"
@@ -36,12 +36,6 @@ def victim(tmp_path) -> Path:
     path = tmp_path / "VICTIM"
     path.write_text(VICTIM_TEXT, encoding="utf-8")
     return path
-
-
-def copy_of(folder: Path, tmp_path: Path, name: str = "copy") -> Path:
-    target = tmp_path / name
-    shutil.copytree(folder, target)
-    return target
 
 
 def legacy_model_json(trained) -> dict:

@@ -4,30 +4,22 @@ from __future__ import annotations
 
 import importlib
 import json
-from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
 from common.errors import UserError
 from faina.data.task_data import read_level
 from faina.formats.labels import LabelInventory
 from faina.formats.records import SpanCorpus
 from faina.scoring.official import evaluate_files
-from train import register_config_resolvers
+from helpers.configs import compose_train
 
-CONF_DIR = Path(__file__).resolve().parents[3] / "conf"
 runner = importlib.import_module("faina.zero_shot.runner")
 TASKS = ["span-f", "span-c", "post-f", "post-c"]
 
 
 def compose_cfg(tmp_path, task: str, *extra: str):
-    register_config_resolvers()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(
-            config_name="train",
-            overrides=[f"task={task}", "llm=tiny-llama", "mode=zero-shot", f"paths.root_dir={tmp_path}", *extra],
-        )
+    return compose_train(f"task={task}", "llm=tiny-llama", "mode=zero-shot", f"paths.root_dir={tmp_path}", *extra)
 
 
 def run(cfg):

@@ -9,6 +9,8 @@ import train
 from helpers.lora import compose
 from runner_helpers import SimulatedCrash
 
+pytestmark = pytest.mark.e2e
+
 QUICK = [
     "llm=tiny-llama",
     "callbacks=none",

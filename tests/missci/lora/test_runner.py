@@ -12,6 +12,8 @@ from missci.dataset.prediction_file import read_predictions
 from missci.dataset.reader import load_split
 from missci.predict_lora import main as predict_main
 
+pytestmark = pytest.mark.e2e
+
 QUICK = [
     "llm=tiny-llama",
     "callbacks=none",

@@ -1,4 +1,5 @@
-"""SmolLM2 (fp32, slow): a batch of real Missci prompts, padded left, answers exactly as one at a time."""
+"""SmolLM2 (fp32, slow): a batch of Missci prompts (the packaged synthetic sample: the prompts' shape is what
+matters, not the real arguments), padded left, answers exactly as one at a time."""
 
 from __future__ import annotations
 
@@ -6,13 +7,11 @@ from pathlib import Path
 
 import pytest
 
-DATA_DIR = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "missci"
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.slow
-def test_smollm2_batched_greedy_equals_one_at_a_time():
-    if not (DATA_DIR / "dev.missci.jsonl").is_file():
-        pytest.skip(f"Missci data not found under {DATA_DIR}")
+def test_smollm2_batched_greedy_equals_one_at_a_time(missci_sample):
     from omegaconf import OmegaConf
 
     from missci.dataset.reader import iter_fallacies, load_split
@@ -20,9 +19,9 @@ def test_smollm2_batched_greedy_equals_one_at_a_time():
     from models.llm.backends import build_backend
     from models.llm.generation import GenerationSettings
 
-    llm = OmegaConf.to_container(OmegaConf.load(Path(__file__).resolve().parents[3] / "conf/llm/smollm2.yaml"))
+    llm = OmegaConf.to_container(OmegaConf.load(REPO / "conf/llm/smollm2.yaml"))
     backend = build_backend({**llm, "device": "cpu"})
-    pairs = list(iter_fallacies(load_split("dev", DATA_DIR)))[:3]
+    pairs = list(iter_fallacies(load_split("dev", missci_sample)))[:3]
     prompts = [reconstruction_prompt(a, f, PromptOptions()) for a, f in pairs]
     alone = backend.generate(prompts, GenerationSettings(max_new_tokens=16, batch_size=1))
     batched = backend.generate(prompts, GenerationSettings(max_new_tokens=16, batch_size=3))
@@ -30,11 +29,9 @@ def test_smollm2_batched_greedy_equals_one_at_a_time():
 
 
 @pytest.mark.slow
-def test_smollm2_beams_from_a_shared_prefill_equal_copied_prompts():
+def test_smollm2_beams_from_a_shared_prefill_equal_copied_prompts(missci_sample):
     """Real Missci prompts, 3 beams: one prefill per prompt (the default path) gives the beams HF generate
     finds when it copies every prompt three times itself."""
-    if not (DATA_DIR / "dev.missci.jsonl").is_file():
-        pytest.skip(f"Missci data not found under {DATA_DIR}")
     import torch
     from omegaconf import OmegaConf
 
@@ -43,10 +40,10 @@ def test_smollm2_beams_from_a_shared_prefill_equal_copied_prompts():
     from models.llm.backends import build_backend
     from models.llm.generation import encode_prompts, generate_token_batches, left_padded
 
-    llm = OmegaConf.to_container(OmegaConf.load(Path(__file__).resolve().parents[3] / "conf/llm/smollm2.yaml"))
+    llm = OmegaConf.to_container(OmegaConf.load(REPO / "conf/llm/smollm2.yaml"))
     backend = build_backend({**llm, "device": "cpu"})
     model, tokenizer = backend.model, backend.tokenizer
-    pairs = list(iter_fallacies(load_split("dev", DATA_DIR)))[3:5]
+    pairs = list(iter_fallacies(load_split("dev", missci_sample)))[3:5]
     token_ids = encode_prompts(tokenizer, [reconstruction_prompt(a, f, PromptOptions()) for a, f in pairs])
     token_ids.sort(key=len, reverse=True)  # the batch order of generate_token_batches
     shared = generate_token_batches(

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from runner.faults import harness
+from tiers import fixture_tier
 
 
 @pytest.fixture(scope="session")
@@ -19,6 +20,7 @@ def fault_sample(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+@fixture_tier("e2e")
 def uninterrupted(tmp_path_factory, tiny_encoder, fault_sample) -> dict[str, bytes]:
     """The results folder of the experiment run once without faults (what every faulted run must end with)."""
     root = tmp_path_factory.mktemp("uninterrupted")

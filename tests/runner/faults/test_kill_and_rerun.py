@@ -11,6 +11,8 @@ import pytest
 from common.checkpointing import checkpoint_damage
 from runner.faults import harness
 
+pytestmark = pytest.mark.e2e
+
 
 def assert_same_results(root, uninterrupted):
     files = harness.snapshot(root)

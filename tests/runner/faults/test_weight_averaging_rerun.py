@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from runner.faults import harness
 from runner.faults.test_kill_and_rerun import assert_same_results
+
+pytestmark = pytest.mark.e2e
 
 AVERAGED = ("trainer.max_epochs=3", "checkpoint.average_last=2")
 
