@@ -4,8 +4,9 @@ The Faina cross-validation runner and the Missci LoRA runner differ in what they
 how a fold is driven: each fold is seeded with ``seed + fold``, gets its own resolved config (its own logger
 run), logs that config once, checkpoints through ``FoldCheckpoint`` with the atomic writer, resumes from its
 ``last.ckpt`` (loaded with ``weights_only=True``), passes the ``trained`` kill point of the fault tests and, at
-the end, logs its test metrics to every logger and closes it (W&B: the prediction file as an artifact, then
-``finish()``, so the next fold starts a new run). A runner that predicts with the chosen weights of the fold
+the end, logs its test metrics and the selected epoch to every logger and closes it (W&B: the selected epoch's
+dev metrics in the run's summary, the prediction file as an artifact, then ``finish()``, so the next fold starts a
+new run; ``common.wandb_runs``). A runner that predicts with the chosen weights of the fold
 (``load_chosen_weights``) may ask for the mean of the last epochs' weights instead of the best dev epoch's
 (``average_last``, ``common.weight_averaging``).
 """
@@ -82,17 +83,19 @@ class FoldTrainer:
         return float(score) if self.checkpoint.best_model_path and score is not None else None
 
     def close(self, metrics: dict[str, float], prediction_file: Path | None = None) -> None:
-        """Test metrics to every logger, then close each (W&B: prediction file as an artifact, ``finish()``)."""
+        """Test metrics and the selection (``best_dev_f1``, ``best_epoch``) to every logger, then close each; a
+        W&B run's summary then shows the selected epoch's dev metrics, not the last epoch's (``common.wandb_runs``)."""
+        selection = self.selection()
         for logger in self.loggers:
-            if metrics:
-                logger.log_metrics(metrics)
+            if metrics or selection:
+                logger.log_metrics({**metrics, **selection})
             logger.finalize("success")
-            if type(logger).__name__ == "WandbLogger":
-                experiment = logger.experiment
-                if prediction_file is not None:
-                    import wandb
+            finish = getattr(logger, "finish_run", None)
+            if finish is not None:
+                finish({**self.checkpoint.best_metrics, **selection}, prediction_file)
 
-                    artifact = wandb.Artifact(f"predictions-{experiment.name}", type="predictions")
-                    artifact.add_file(str(prediction_file))
-                    experiment.log_artifact(artifact)
-                experiment.finish()
+    def selection(self) -> dict[str, float]:
+        """Which epoch's weights the fold kept and its dev score (empty when nothing was monitored)."""
+        if self.best_score is None:
+            return {}
+        return {"best_dev_f1": self.best_score, "best_epoch": float(self.checkpoint.best_epoch)}
