@@ -51,7 +51,11 @@ class _CurrentStderr(logging.StreamHandler):
 
 
 def show_progress(verbosity: int = 0) -> None:
-    """Show the project's log records on stderr: ``verbosity`` -1 (quiet), 0 (INFO) or 1 (DEBUG)."""
+    """Show the project's log records on stderr: ``verbosity`` -1 (quiet), 0 (INFO) or 1 (DEBUG); other libraries'
+    known-harmless notices are silenced (``common.library_noise``)."""
+    from common.library_noise import quiet_libraries
+
+    quiet_libraries()
     root = logging.getLogger()
     if not any(isinstance(handler, _CurrentStderr) for handler in root.handlers):
         handler = _CurrentStderr()

@@ -69,13 +69,15 @@ def load_pretrained(name_or_path: str, trust_remote_code: bool = False, weights:
     """
     from transformers import AutoConfig, AutoModel
 
+    from common.library_noise import quiet_weight_loading
     from common.model_files import explain_load_error
     from models.encoder_tokenizer import load_encoder_tokenizer
 
     tokenizer = load_encoder_tokenizer(name_or_path, trust_remote_code, weights=weights)
     try:
         if weights:
-            model = AutoModel.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
+            with quiet_weight_loading():
+                model = AutoModel.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
         else:
             config = AutoConfig.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
             model = AutoModel.from_config(config, trust_remote_code=trust_remote_code)
