@@ -18,6 +18,7 @@ from typing import Any
 
 import hydra
 import lightning.pytorch as pl
+from lightning.pytorch.callbacks.progress import ProgressBar
 from omegaconf import DictConfig, OmegaConf
 
 from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
@@ -47,13 +48,17 @@ class FoldTrainer:
         """``Trainer.fit`` from the fold's ``trainer`` config, resumed from ``last.ckpt`` when there is one."""
         averaging = [self.average] if self.average is not None else []
         callbacks = [*instantiate_all(self.cfg.get("callbacks")), *averaging, self.checkpoint]
+        settings = {}
+        if "enable_progress_bar" not in self.cfg.trainer:
+            # no bar among the callbacks (callbacks=none) means none: Lightning would add its own, on stdout
+            settings["enable_progress_bar"] = any(isinstance(c, ProgressBar) for c in callbacks)
         self.trainer = hydra.utils.instantiate(
             self.cfg.trainer,
             logger=self.loggers or False,
             callbacks=callbacks,
             plugins=[AtomicCheckpointIO()],
             default_root_dir=str(self.fold_dir),
-            **(trainer_overrides or {}),
+            **{**settings, **(trainer_overrides or {})},
         )
         self.trainer.fit(
             module, **fit_inputs, ckpt_path=resume_checkpoint(self.fold_dir, self.index), weights_only=True

@@ -101,7 +101,7 @@ def run_fold(
         log.info("fold %d predicts with %s", split.fold, chosen or "its final weights")
     if not fold.is_global_zero:
         return {"fold": split.fold}  # under DDP, rank 0 alone predicts, writes and scores
-    tuned = tune_on_dev(cfg, model, datamodule.val_dataloader())
+    tuned = tune_on_dev(cfg, model, datamodule.whole_dev_dataloader())
     outputs = predict_on_one_device(cfg, model, datamodule)
     result: dict = {
         "fold": split.fold,
