@@ -280,3 +280,23 @@ def test_the_offline_encoder_is_named_by_its_hub_id_and_other_folders_by_their_n
     assert hub_id_of("m-polignano-uniba/bert_uncased_L-12_H-768_A-12_italian_alb3rt0").startswith("m-polignano")
     (tmp_path / "my-encoder").mkdir()
     assert hub_id_of(str(tmp_path / "my-encoder")) == "my-encoder"
+
+
+@pytest.mark.e2e
+def test_long_loops_show_progress_on_stderr_and_keep_stdout_for_results(exported, small_sample, tmp_path, capsys):
+    from faina.predict import main as predict_main
+
+    posts = tmp_path / "posts.txt"
+    posts.write_text("\n".join(POSTS * 4) + "\n")  # 12 posts: 3 batches of 4
+    tag_main([str(exported["folders"]["span"]), "--input", str(posts), "--batch-size", "4", "--json"])
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 12 and all(
+        line.startswith('{"text"') for line in captured.out.splitlines()
+    )
+    assert "tagging 12 posts" in captured.err and "3/3" in captured.err
+    out = tmp_path / "predicted.conll"
+    predict_main(
+        [str(exported["folders"]["span"]), str(small_sample / "sample-unlabelled.conll"), str(out), "--batch-size", "8"]
+    )
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Predicting" in captured.err and out.is_file()
