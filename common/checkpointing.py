@@ -248,7 +248,12 @@ class FoldCheckpoint(Checkpoint):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.best_model_score = state_dict["best_model_score"]
         self.best_epoch = state_dict["best_epoch"]
-        self.best_metrics = dict(state_dict.get("best_metrics") or {})  # absent from checkpoints of older runs
+        saved = state_dict.get("best_metrics")  # absent from checkpoints of older runs; only for loggers' summaries
+        self.best_metrics = (
+            {str(k): float(v) for k, v in saved.items() if isinstance(v, (int, float))}
+            if isinstance(saved, dict)
+            else {}
+        )
         if self.best_epoch is not None and not self._best_file(self.best_epoch).is_file():
             raise UserError(
                 f"the checkpoint names best weights that are missing ({self._best_file(self.best_epoch).name})",

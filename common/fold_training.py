@@ -19,6 +19,7 @@ from typing import Any
 import hydra
 import lightning.pytorch as pl
 from lightning.pytorch.callbacks.progress import ProgressBar
+from lightning.pytorch.loggers import WandbLogger
 from omegaconf import DictConfig, OmegaConf
 
 from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
@@ -98,6 +99,8 @@ class FoldTrainer:
             finish = getattr(logger, "finish_run", None)
             if finish is not None:
                 finish({**self.checkpoint.best_metrics, **selection}, prediction_file)
+            elif isinstance(logger, WandbLogger):  # Lightning's own, named in an older config: still one run per fold
+                logger.experiment.finish()
 
     def selection(self) -> dict[str, float]:
         """Which epoch's weights the fold kept and its dev score (empty when nothing was monitored)."""
