@@ -38,7 +38,14 @@ def _targets_suffix(targets: str | None) -> str:
 
 def config_resolvers() -> dict[str, Callable[..., str]]:
     """The resolvers ``conf/`` uses that know the project's data and models (``common/`` only registers)."""
-    return {"sample_data": _sample_data, "offline_encoder": _offline_encoder, "targets_suffix": _targets_suffix}
+    from common.user_cache import user_cache_dir
+
+    return {
+        "sample_data": _sample_data,
+        "offline_encoder": _offline_encoder,
+        "targets_suffix": _targets_suffix,
+        "user_cache": user_cache_dir,
+    }
 
 
 def register_config_resolvers() -> None:

@@ -169,6 +169,11 @@ def _quiet_full_checkpoint_note() -> None:
         connector.addFilter(_QuietFullCheckpointNote())
 
 
+def selected_metrics(callback_metrics) -> dict[str, float]:
+    """The dev metrics of an epoch (``val/...``) as plain numbers, as Lightning holds them after validation."""
+    return {name: float(value) for name, value in callback_metrics.items() if name.startswith("val/")}
+
+
 class FoldCheckpoint(Checkpoint):
     """Best weights on improvement, a resumable ``last.ckpt`` every epoch, RNG states saved and restored.
 
@@ -185,6 +190,7 @@ class FoldCheckpoint(Checkpoint):
         self.mode = mode
         self.best_model_score: float | None = None
         self.best_epoch: int | None = None
+        self.best_metrics: dict[str, float] = {}  # the best epoch's dev metrics (a logger's summary shows them)
         self._pending_rng: dict | None = None
         _quiet_full_checkpoint_note()
 
@@ -220,6 +226,7 @@ class FoldCheckpoint(Checkpoint):
                 weights = {k: v.detach().contiguous().cpu() for k, v in pl_module.state_dict().items()}
                 atomic_write_bytes(self._best_file(epoch), save(weights))
             self.best_model_score, self.best_epoch = float(score), epoch
+            self.best_metrics = selected_metrics(trainer.callback_metrics)
         trainer.save_checkpoint(self.last_model_path)  # on every rank (collective); rank 0 writes
         if trainer.is_global_zero:
             current = self.best_model_path
@@ -233,6 +240,7 @@ class FoldCheckpoint(Checkpoint):
             "mode": self.mode,
             "best_model_score": self.best_model_score,
             "best_epoch": self.best_epoch,
+            "best_metrics": self.best_metrics,
             "rng": capture_rng(),
         }
 
@@ -240,6 +248,12 @@ class FoldCheckpoint(Checkpoint):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.best_model_score = state_dict["best_model_score"]
         self.best_epoch = state_dict["best_epoch"]
+        saved = state_dict.get("best_metrics")  # absent from checkpoints of older runs; only for loggers' summaries
+        self.best_metrics = (
+            {str(k): float(v) for k, v in saved.items() if isinstance(v, (int, float))}
+            if isinstance(saved, dict)
+            else {}
+        )
         if self.best_epoch is not None and not self._best_file(self.best_epoch).is_file():
             raise UserError(
                 f"the checkpoint names best weights that are missing ({self._best_file(self.best_epoch).name})",

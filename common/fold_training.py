@@ -4,8 +4,9 @@ The Faina cross-validation runner and the Missci LoRA runner differ in what they
 how a fold is driven: each fold is seeded with ``seed + fold``, gets its own resolved config (its own logger
 run), logs that config once, checkpoints through ``FoldCheckpoint`` with the atomic writer, resumes from its
 ``last.ckpt`` (loaded with ``weights_only=True``), passes the ``trained`` kill point of the fault tests and, at
-the end, logs its test metrics to every logger and closes it (W&B: the prediction file as an artifact, then
-``finish()``, so the next fold starts a new run). A runner that predicts with the chosen weights of the fold
+the end, logs its test metrics and the selected epoch to every logger and closes it (W&B: the selected epoch's
+dev metrics in the run's summary, the prediction file as an artifact, then ``finish()``, so the next fold starts a
+new run; ``common.wandb_runs``). A runner that predicts with the chosen weights of the fold
 (``load_chosen_weights``) may ask for the mean of the last epochs' weights instead of the best dev epoch's
 (``average_last``, ``common.weight_averaging``).
 """
@@ -17,6 +18,8 @@ from typing import Any
 
 import hydra
 import lightning.pytorch as pl
+from lightning.pytorch.callbacks.progress import ProgressBar
+from lightning.pytorch.loggers import WandbLogger
 from omegaconf import DictConfig, OmegaConf
 
 from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
@@ -46,13 +49,17 @@ class FoldTrainer:
         """``Trainer.fit`` from the fold's ``trainer`` config, resumed from ``last.ckpt`` when there is one."""
         averaging = [self.average] if self.average is not None else []
         callbacks = [*instantiate_all(self.cfg.get("callbacks")), *averaging, self.checkpoint]
+        settings = {}
+        if "enable_progress_bar" not in self.cfg.trainer:
+            # no bar among the callbacks (callbacks=none) means none: Lightning would add its own, on stdout
+            settings["enable_progress_bar"] = any(isinstance(c, ProgressBar) for c in callbacks)
         self.trainer = hydra.utils.instantiate(
             self.cfg.trainer,
             logger=self.loggers or False,
             callbacks=callbacks,
             plugins=[AtomicCheckpointIO()],
             default_root_dir=str(self.fold_dir),
-            **(trainer_overrides or {}),
+            **{**settings, **(trainer_overrides or {})},
         )
         self.trainer.fit(
             module, **fit_inputs, ckpt_path=resume_checkpoint(self.fold_dir, self.index), weights_only=True
@@ -82,17 +89,21 @@ class FoldTrainer:
         return float(score) if self.checkpoint.best_model_path and score is not None else None
 
     def close(self, metrics: dict[str, float], prediction_file: Path | None = None) -> None:
-        """Test metrics to every logger, then close each (W&B: prediction file as an artifact, ``finish()``)."""
+        """Test metrics and the selection (``best_dev_f1``, ``best_epoch``) to every logger, then close each; a
+        W&B run's summary then shows the selected epoch's dev metrics, not the last epoch's (``common.wandb_runs``)."""
+        selection = self.selection()
         for logger in self.loggers:
-            if metrics:
-                logger.log_metrics(metrics)
+            if metrics or selection:
+                logger.log_metrics({**metrics, **selection})
             logger.finalize("success")
-            if type(logger).__name__ == "WandbLogger":
-                experiment = logger.experiment
-                if prediction_file is not None:
-                    import wandb
+            finish = getattr(logger, "finish_run", None)
+            if finish is not None:
+                finish({**self.checkpoint.best_metrics, **selection}, prediction_file)
+            elif isinstance(logger, WandbLogger):  # Lightning's own, named in an older config: still one run per fold
+                logger.experiment.finish()
 
-                    artifact = wandb.Artifact(f"predictions-{experiment.name}", type="predictions")
-                    artifact.add_file(str(prediction_file))
-                    experiment.log_artifact(artifact)
-                experiment.finish()
+    def selection(self) -> dict[str, float]:
+        """Which epoch's weights the fold kept and its dev score (empty when nothing was monitored)."""
+        if self.best_score is None:
+            return {}
+        return {"best_dev_f1": self.best_score, "best_epoch": float(self.checkpoint.best_epoch)}

@@ -38,11 +38,9 @@ def cache_dir(setting: str | None = None) -> Path | None:
         return None
     if value:
         return Path(value).expanduser()
-    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
-        base = Path(os.environ["LOCALAPPDATA"])
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "fallacy-framework" / "yaml"
+    from common.user_cache import user_cache_root
+
+    return user_cache_root() / "yaml"
 
 
 def _entry_path(folder: Path, text: str) -> Path:

@@ -207,10 +207,12 @@ class FallacyModule(L.LightningModule):
         self._warn_if_collapsed(split)
 
     def _warn_if_collapsed(self, split: str) -> None:
-        """The 40-CRF collapse (every decoder says O) looks fine in the loss; say so loudly."""
-        predicted, gold = self._counts[split]
+        """The 40-CRF collapse (every decoder says O) looks fine in the loss; say so loudly. The counts are sums
+        over the processes of a distributed run (each holds its share of the posts), warned about once."""
         if self.trainer is not None and self.trainer.sanity_checking:
             return
+        local = torch.tensor(self._counts[split], dtype=torch.int64, device=self.device)
+        predicted, gold = (int(n) for n in self.trainer.strategy.reduce(local, reduce_op="sum"))
         if gold > 0 and predicted < COLLAPSE_FRACTION * gold:
             what = self.unit_name
             rank_zero_warn(
@@ -219,7 +221,9 @@ class FallacyModule(L.LightningModule):
                 "Try a higher model.head_lr, a lower model.o_bias, a lower learning rate for the encoder, "
                 "or more epochs."
             )
-        self.log(f"{split}/predicted_{self.unit_name}", float(predicted), sync_dist=True)
-        self.log(f"{split}/gold_{self.unit_name}", float(gold), sync_dist=True)
+        # each process logs its own counts; Lightning sums them (a mean would halve them under two processes)
+        mine_predicted, mine_gold = self._counts[split]
+        self.log(f"{split}/predicted_{self.unit_name}", float(mine_predicted), sync_dist=True, reduce_fx="sum")
+        self.log(f"{split}/gold_{self.unit_name}", float(mine_gold), sync_dist=True, reduce_fx="sum")
 
     unit_name = "items"

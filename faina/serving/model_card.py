@@ -16,7 +16,6 @@ import yaml
 from common.spread import mean_std
 from faina.formats.labels import LabelInventory
 
-PIPELINES = {"span": "token-classification", "post": "text-classification"}
 WHAT = {
     "span": "marks fallacious spans (BIO tags per label and annotator view)",
     "post": "gives each post the set of fallacy labels found in it, per annotator view",
@@ -94,8 +93,7 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
     exported = fold.get("fold")
     header = {
         "language": ["it"],
-        "library_name": "fallacy-framework",
-        "pipeline_tag": PIPELINES[level],
+        "library_name": "fallacy-framework",  # no pipeline_tag: no transformers pipeline fits (auto_classes)
         "tags": ["fallacy-detection", "faina", task, config["architecture"].lower()],
     }
     name = repo_id or f"{task}-{encoder.get('name', 'encoder')}-{data.get('name', 'data')}"
@@ -136,7 +134,7 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
         "",
         "## Recipe",
         "",
-        f"- encoder: `{encoder.get('name', '?')}` (`{encoder.get('name_or_path', '?')}`), max length "
+        f"- encoder: `{encoder.get('name', '?')}` (`{config['encoder'].get('source') or '?'}`), max length "
         f"{encoder.get('max_length', '?')} subwords per window (longer posts are encoded in windows)",
         f"- model: {config['architecture']}, dropout {model.get('dropout', '?')}, "
         + ", ".join(f"{k}={v}" for k, v in sorted(config.get("module", {}).items())),
@@ -177,6 +175,16 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
         "",
         f'or `python -m faina.tag {repo_id or "path/to/this/folder"} --text "..." --json`. Raw text is tokenised '
         "with Faina's rule (words and punctuation, placeholders kept whole; `faina/formats/tokenization.py`).",
+        "",
+        "With `transformers` (no remote code: importing the framework registers its classes with the Auto classes):",
+        "",
+        "```python",
+        "import faina.serving.auto_classes  # noqa: F401",
+        "from transformers import AutoModel",
+        "",
+        f'model = AutoModel.from_pretrained("{repo_id or "path/to/this/folder"}")',
+        'print(model.tag(["Studio americano: la mutazione è pericolosa"])[0].to_dict())',
+        "```",
         "",
         "## Intended use and limits",
         "",

@@ -2,7 +2,8 @@
 
 Layout (written by ``python -m faina.export``, read by ``FallacyTagger.load`` and ``faina.serving.fold_model.load_exported``)::
 
-    config.json         architecture, task, level, grain, labels, views, decision thresholds, encoder settings
+    config.json         model type (for transformers' Auto classes: faina.serving.auto_classes), architecture,
+                        task, level, grain, labels, views, decision thresholds, encoder settings (no local paths)
     model.safetensors   all weights (encoder and task heads)
     labels.yaml         the label inventory (labels, short ids, taxonomy), so Faina files can be read and checked
     encoder/            the encoder's Hugging Face ``config.json`` and tokenizer files (no weights: they are
@@ -21,14 +22,16 @@ from pathlib import Path
 
 import torch
 import yaml
-from safetensors.torch import save_file
+from safetensors.torch import save
 
 from common.errors import UserError
-from common.io import atomic_write_json, atomic_write_text
+from common.io import atomic_write_bytes, atomic_write_json, atomic_write_text
 from faina.formats.labels import LabelInventory
 
 FORMAT = "faina-model"
 FORMAT_VERSION = 1
+# what transformers' AutoConfig / AutoModel know the folder as once faina.serving.auto_classes is imported
+MODEL_TYPE = "fallacy-framework"
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 LABELS_FILE = "labels.yaml"
@@ -98,13 +101,15 @@ def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None 
     encoder.tokenizer.save_pretrained(str(encoder_dir))
     encoder.model.config.save_pretrained(str(encoder_dir))
     state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
-    save_file(state, str(out / WEIGHTS_FILE), metadata={"format": "pt"})
+    # written like every other file of the folder (safetensors' own writer leaves it readable by its owner only)
+    atomic_write_bytes(out / WEIGHTS_FILE, save(state, metadata={"format": "pt"}))
     inventory = LabelInventory.load(meta["labels_inventory"])
     atomic_write_text(out / LABELS_FILE, yaml.safe_dump(inventory_spec(inventory), sort_keys=False, allow_unicode=True))
     module = {k: v for k, v in meta["model"].get("module", {}).items() if k not in TRAINING_ONLY}
     config = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
+        "model_type": MODEL_TYPE,
         "architecture": architecture,
         "task": meta["task"],
         "level": meta["level"],
@@ -117,7 +122,7 @@ def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None 
         "dropout": meta["model"].get("dropout", 0.2),
         "encoder": {
             "name": meta["encoder"].get("name"),
-            "source": str(meta["encoder"].get("name_or_path")),
+            "source": public_encoder_name(str(meta["encoder"].get("name_or_path"))),
             "max_length": encoder.max_length,
             "model_type": encoder.model.config.model_type,
             "path": ENCODER_DIR,
@@ -127,6 +132,14 @@ def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None 
     if card is not None:
         atomic_write_text(out / "README.md", card)
     return out
+
+
+def public_encoder_name(name_or_path: str) -> str:
+    """The encoder as a folder others receive may name it: a hub id as it is; the offline MiniLM by its hub id; any
+    other local folder by its last component only (the exporting machine's paths stay on that machine)."""
+    from models.encoder import hub_id_of
+
+    return hub_id_of(name_or_path)
 
 
 def read_config(folder: str | Path) -> dict:

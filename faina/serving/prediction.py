@@ -10,6 +10,7 @@ from pathlib import Path
 
 import lightning.pytorch as pl
 import torch
+from lightning.pytorch.callbacks import RichProgressBar
 
 from common.errors import UserError
 from faina.data.datamodule import FainaDataModule
@@ -84,7 +85,7 @@ def _predict_outputs(model, meta: dict, corpus, batch_size: int) -> list[dict]:
         logger=False,
         enable_checkpointing=False,
         enable_model_summary=False,
-        enable_progress_bar=False,
+        callbacks=[RichProgressBar(console_kwargs={"stderr": True})],  # progress on stderr: stdout is for results
     )
     with torch.inference_mode():
         return trainer.predict(model, dataloaders=datamodule.test_dataloader(), weights_only=True)

@@ -69,6 +69,7 @@ Rules = dict[Annotated[str, Field(max_length=200)], float | list[float] | list[l
 class ModelFolderConfig(Strict):
     format: Literal["faina-model"]
     format_version: Annotated[int, Field(ge=1, le=1)]
+    model_type: Literal["fallacy-framework"] | None = None  # transformers' AutoConfig key; absent in older exports
     architecture: str
     task: Annotated[str, Field(min_length=1, max_length=100)]
     level: Level

@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from common.errors import UserError
+from common.progress import progress
 from faina.data.features import Collator
 from faina.data.levels import LEVELS
 from faina.formats.probability_file import ProbabilityFile
@@ -135,7 +136,8 @@ class FallacyTagger:
         corpus = self._corpus(texts, tokenised)
         features = self.level.encode(corpus, self.tokenizer, self.labels, self.num_views)
         outputs = []
-        for start in range(0, len(features), self.batch_size):
+        starts = range(0, len(features), self.batch_size)
+        for start in progress(starts, f"tagging {len(features)} posts"):
             batch = self.collate(features[start : start + self.batch_size])
             batch = {k: v.to(self.device) for k, v in batch.items()}
             outputs.append(self.model.predict_step(batch, start // self.batch_size))

@@ -25,6 +25,8 @@ from common.errors import UserError
 from common.experiments import exclusive_experiment, guard_same_experiment, run_folds
 from common.fold_training import FoldTrainer
 from common.io import atomic_write_json, atomic_write_text
+from common.spread import mean_std
+from common.wandb_runs import log_experiment_run
 from common.weight_averaging import check_average_last
 from faina.data.datamodule import FainaDataModule
 from faina.data.features import with_gold_views
@@ -99,7 +101,7 @@ def run_fold(
         log.info("fold %d predicts with %s", split.fold, chosen or "its final weights")
     if not fold.is_global_zero:
         return {"fold": split.fold}  # under DDP, rank 0 alone predicts, writes and scores
-    tuned = tune_on_dev(cfg, model, datamodule.val_dataloader())
+    tuned = tune_on_dev(cfg, model, datamodule.whole_dev_dataloader())
     outputs = predict_on_one_device(cfg, model, datamodule)
     result: dict = {
         "fold": split.fold,
@@ -258,8 +260,12 @@ def encode_features(cfg: DictConfig, data: TaskData, corpus, tokenizer, num_view
 
 
 def report(cfg: DictConfig, exp_dir: Path, results: list[dict]) -> dict[str, float]:
+    """Print and save the table over folds; return (and log as the experiment's W&B run) the over-fold metrics."""
     dev = [r["best_dev_f1"] for r in results if r.get("best_dev_f1") is not None]
-    metrics: dict[str, float] = {"val/f1_mean": float(sum(dev) / len(dev)) if dev else 0.0}
+    metrics: dict[str, float] = {
+        "val/f1_mean": float(sum(dev) / len(dev)) if dev else 0.0,
+        "val/f1_std": mean_std(dev)["std"] if dev else 0.0,
+    }
     scored = [r["test"] for r in results if "test" in r]
     if scored:
         summary = summarise(scored)
@@ -272,4 +278,5 @@ def report(cfg: DictConfig, exp_dir: Path, results: list[dict]) -> dict[str, flo
         atomic_write_json(exp_dir / "results.json", {"folds": results})
         for r in results:
             log.info("submission written: %s", r.get("prediction_file"))
+    log_experiment_run(cfg, exp_dir, metrics, len(results))
     return metrics

@@ -32,6 +32,7 @@ from common.fold_training import FoldTrainer
 from common.io import atomic_write_json, atomic_write_text
 from common.sampling import EpochShuffle
 from common.spread import mean_std
+from common.wandb_runs import log_experiment_run
 from metrics.missci_premise import PremiseMetricConfig
 from missci.dataset.folds import grouped_folds
 from missci.dataset.reader import Argument, load_split
@@ -348,6 +349,7 @@ def report(
     print(table)
     metrics = {f"{view}/{k}": v for view, scores in pooled.items() for k, v in scores.items()}
     metrics.update({f"folds/{k}_{stat}": v[stat] for k, v in per_fold.items() for stat in ("mean", "std")})
+    log_experiment_run(cfg, exp_dir, metrics, len(finished))
     return metrics
 
 

@@ -18,7 +18,7 @@ from missci.dataset.classes import CLASS_NAMES, OTHER
 from missci.dataset.reader import load_split
 from missci.prompting.answer_parser import parse_output
 from missci.prompting.prompts import PromptOptions, classification_prompt
-from missci.zero_shot.reconstruction import common_arguments, select
+from missci.zero_shot.reconstruction import common_arguments, print_results, select
 from models.llm.backends import GenerationBackend, build_backend
 from models.llm.generation import GenerationSettings
 
@@ -84,4 +84,6 @@ def classify_split(
 def run(cfg) -> dict[str, float]:
     """Hydra runner of task=missci-cls mode=zero-shot."""
     _, common = common_arguments(cfg)
-    return classify_split(**common)
+    metrics = classify_split(**common)
+    print_results(f"missci-cls · zero-shot · {cfg.llm.name} · {common['split']}", metrics, common["output_dir"])
+    return metrics

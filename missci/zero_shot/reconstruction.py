@@ -122,12 +122,24 @@ def common_arguments(cfg) -> tuple[dict, dict]:
     return task, common
 
 
+def print_results(title: str, metrics: dict[str, float], output_dir: str | Path) -> None:
+    """A zero-shot run's results on stdout, as the command contract wants them (docs/commands.md): a title, one
+    metric per line, and where the predictions and metrics files are."""
+    from missci.cli_options import print_result
+
+    print(f"### {title}")
+    print_result(metrics, as_json=False)
+    print(f"results: {output_dir}")
+
+
 def run(cfg) -> dict[str, float]:
     """Hydra runner: reads ``cfg.task`` (split, prompt, generation, …) and ``cfg.llm`` (the model)."""
     task, common = common_arguments(cfg)
-    return run_zero_shot(
+    metrics = run_zero_shot(
         **common,
         consistency=bool(task.get("consistency", False)),
         max_k=int(task.get("max_k", 6)),
         premise_metrics=task.get("premise_metrics"),
     )
+    print_results(f"missci-gen · zero-shot · {cfg.llm.name} · {common['split']}", metrics, common["output_dir"])
+    return metrics

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from common.progress import progress
+
 # Default prompts per batch, measured with SmolLM2-135M on Missci dev prompts on a 2-core CPU
 # (scripts/benchmark_generation.py; docs/speed-and-scale.md, "Generation speed").
 DEFAULT_BATCH_SIZE = 16
@@ -143,7 +145,8 @@ def generate_token_batches(
     k = num_return_sequences
     beams = int(decoding.get("num_beams") or 1)
     copies = beams if beams > 1 else k  # how many rows generate makes of each prompt: beams, else samples
-    for batch in length_sorted_batches([len(t) for t in token_ids], batch_size):
+    batches = length_sorted_batches([len(t) for t in token_ids], batch_size)
+    for batch in progress(batches, f"generating for {len(token_ids)} prompts"):
         ids, mask = left_padded([token_ids[i] for i in batch], tokenizer.pad_token_id)
         ids, mask = ids.to(device), mask.to(device)
         with torch.no_grad():

@@ -34,7 +34,7 @@ def test_select_limits_fallacies(data_dir):
     assert [a.id for a in two] == [a.id for a in arguments[:2]] and two[1].fallacies == arguments[1].fallacies
 
 
-def test_tiny_model_end_to_end(tmp_path, data_dir):
+def test_tiny_model_end_to_end(tmp_path, data_dir, capsys):
     metrics = run_zero_shot(
         llm=llm_config("tiny-llama"),
         split="dev",
@@ -52,9 +52,11 @@ def test_tiny_model_end_to_end(tmp_path, data_dir):
     assert saved["counts"]["fallacies"] == 3 and saved["llm"] == "tiny-llama"
     assert 0.0 <= metrics["dev/p@1"] <= 1.0 and "dev/meteor" in metrics and "dev/consistency" in metrics
     assert all(isinstance(v, float) for v in metrics.values())
+    progress = capsys.readouterr().err  # 3 prompts in batches of 2, then the consistency pass
+    assert "generating for 3 prompts" in progress and "2/2" in progress
 
 
-def test_hydra_composed_config_runs(tmp_path, data_dir):
+def test_hydra_composed_config_runs(tmp_path, data_dir, capsys):
     import train
 
     overrides = [
@@ -72,9 +74,12 @@ def test_hydra_composed_config_runs(tmp_path, data_dir):
     metrics = train.run(cfg)
     assert set(metrics) >= {"dev/p@1", "dev/arg@1", "dev/f1_micro"}
     assert len(read_predictions(tmp_path / "predictions-dev.jsonl")) == 2
+    out = capsys.readouterr().out  # the results on stdout, as the command contract says
+    assert out.startswith("### missci-gen · zero-shot · tiny-llama · dev")
+    assert f"{'dev/p@1':<42} {metrics['dev/p@1']}" in out and f"results: {tmp_path}" in out
 
 
-def test_hydra_classification_task(tmp_path, data_dir):
+def test_hydra_classification_task(tmp_path, data_dir, capsys):
     import train
 
     overrides = [
@@ -90,6 +95,8 @@ def test_hydra_classification_task(tmp_path, data_dir):
     cfg = compose_train(*overrides)
     metrics = train.run(cfg)
     assert set(metrics) == {"dev/cls/accuracy", "dev/cls/f1_macro"}
+    out = capsys.readouterr().out
+    assert out.startswith("### missci-cls · zero-shot · tiny-llama · dev") and "dev/cls/accuracy" in out
     rows = [json.loads(line) for line in (tmp_path / "classify-dev.jsonl").read_text().splitlines()]
     chosen = select(load_split("dev", data_dir), max_fallacies=2)
     alternatives = [alt for a in chosen for f in a.fallacies for alt in f.interchangeable]

@@ -2,7 +2,7 @@
 
 ``python tests/runner/config_snapshot.py OUT.json`` (run from a checkout's root) writes the snapshot that
 ``test_config_snapshot.py`` compares today's ``conf/`` with. Machine-specific values (the checkout's and the
-virtual environment's paths, Hydra's own node) are replaced or dropped, so a snapshot is the same on any machine.
+virtual environment's paths, the feature cache in the user's cache folder, Hydra's own node) are replaced or dropped, so a snapshot is the same on any machine.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def snapshot() -> dict[str, dict]:
                 del cfg["data"]
             container = OmegaConf.to_container(cfg, resolve=True)
             container.pop("hydra", None)
+            container["paths"]["feature_cache"] = "<feature-cache>"  # in the user's cache folder: machine-specific
             out[name] = normalise(container, str(REPO), tuple(site))
     return out
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +46,90 @@ def test_ddp_two_cpu_processes(tiny_encoder, small_sample, tmp_path):
     gold = (tmp_path / "results" / "ddp" / "fold0" / "gold.conll").read_text().count("# post_id")
     pred = (tmp_path / "results" / "ddp" / "fold0" / "predictions.conll").read_text().count("# post_id")
     assert gold == pred == summary["folds"][0]["test_posts"]
+
+
+def _dropout_free_copy(encoder: str, folder: Path) -> Path:
+    """The tiny encoder without dropout: with nothing random in a step, DDP must repeat one process exactly."""
+    shutil.copytree(encoder, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def _train(tmp_path: Path, encoder: Path, sample: Path, name: str, *trainer: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
+    command = [
+        sys.executable,
+        "train.py",
+        "task=span-f",
+        *trainer,
+        "trainer.max_epochs=3",
+        "cv.num_folds=2",
+        "cv.folds=[0]",
+        "cv.dev_fraction=0.25",
+        "callbacks=none",
+        "logger=csv",
+        "loader.batch_size=8",
+        "model.dropout=0",
+        f"paths.root_dir={tmp_path}",
+        f"encoder.name_or_path={encoder}",
+        "data=custom",
+        f"data.train_path={sample / 'sample.conll'}",
+        f"name={name}",
+    ]
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def _dev_epochs(fold: Path) -> list[tuple[float, float, float]]:
+    rows = list(csv.DictReader((fold / "logs" / "metrics.csv").open()))
+    return [
+        (float(r["val/f1"]), float(r["val/gold_spans"]), float(r["val/predicted_spans"]))
+        for r in rows
+        if r.get("val/f1")
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_two_ddp_processes_train_like_one(tiny_encoder, small_sample, tmp_path):
+    """loader.batch_size is the effective batch: two processes take 4 posts each of the one-process batch of 8,
+    so every step, the schedule and the scores are the one-process run's. With dropout off nothing random is left
+    in a step; what may differ is the order of float sums in the gradient all-reduce (~1e-7 relative), far below
+    the tolerances (1e-4 on each epoch's dev F1, 0.1 points of test F1). The old behaviour (8 posts per process,
+    half the steps) moved dev F1 by 5e-3 at the second epoch and test strict F1 by 0.35 points on this run."""
+    encoder = _dropout_free_copy(tiny_encoder, tmp_path / "encoder")
+    _train(tmp_path, encoder, small_sample, "one", "trainer.devices=1")
+    ddp = _train(tmp_path, encoder, small_sample, "two", "trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2")
+    # two processes really ran: each joined the process group (Lightning prints one line per rank)
+    assert "GLOBAL_RANK: 0, MEMBER: 1/2" in ddp.stderr and "GLOBAL_RANK: 1, MEMBER: 2/2" in ddp.stderr
+    one_fold, two_fold = tmp_path / "results" / "one" / "fold0", tmp_path / "results" / "two" / "fold0"
+    one, two = _dev_epochs(one_fold), _dev_epochs(two_fold)
+    assert len(one) == len(two) == 3
+    for (f1_one, gold_one, pred_one), (f1_two, gold_two, pred_two) in zip(one, two):
+        assert f1_two == pytest.approx(f1_one, abs=1e-4)
+        assert (gold_two, pred_two) == (gold_one, pred_one)  # counts are sums over the processes, every post once
+    one_metrics = json.loads((one_fold / "metrics.json").read_text())
+    two_metrics = json.loads((two_fold / "metrics.json").read_text())
+    strict = [m["test"]["strict"]["avg"]["f1"] for m in (one_metrics, two_metrics)]
+    assert strict[1] == pytest.approx(strict[0], abs=1e-3) and strict[0] > 0
+    # each line of the log once: rank 1 does not repeat rank 0's progress
+    features = [line for line in ddp.stderr.splitlines() if line.startswith("features of")]
+    assert len(features) == 1, features
+
+
+def test_a_batch_that_does_not_split_over_the_processes_is_one_message():
+    from types import SimpleNamespace
+
+    from common.errors import UserError
+    from faina.data.datamodule import FainaDataModule
+    from faina.data.folds import FoldSplit
+
+    module = FainaDataModule([], FoldSplit(0, [], [], []), 0, batch_size=6)
+    module.trainer = SimpleNamespace(distributed_sampler_kwargs={"num_replicas": 4, "rank": 1})
+    with pytest.raises(UserError, match=r"loader.batch_size=6 is not a multiple of the 4 training processes"):
+        module.processes()
+    module.trainer = SimpleNamespace(distributed_sampler_kwargs={"num_replicas": 3, "rank": 2})
+    assert module.processes() == (3, 2)

@@ -95,3 +95,11 @@ def test_submitit_local_multirun_runs_two_jobs(tmp_path, tiny_encoder, small_sam
     # submitit ran them as two jobs: one folder of logs and results per job
     results = sorted((sweep / ".submitit").glob("*/*_result.pkl"))
     assert len(results) == 2 and len({r.parent for r in results}) == 2
+    assert not (sweep / ".submitit" / "%j").exists()  # no empty folder named after submitit's placeholder
+    # the jobs' tables are in their own logs; the console has a row per job pointing at its results, and the logs
+    assert "### multirun: 2 jobs" in done.stdout
+    for task in ("post-c", "post-f"):
+        row = next(line for line in done.stdout.splitlines() if f"| task={task} |" in line)
+        assert f"debug-{task}/results.md" in row and "COMPLETED" in row
+    logs = [line.split(" is in ")[1] for line in done.stderr.splitlines() if "its output (table and progress)" in line]
+    assert len(logs) == 2 and all("| strict | avg |" in open(log).read() for log in logs)

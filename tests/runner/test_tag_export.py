@@ -203,3 +203,82 @@ def test_push_to_hub_offline_is_one_clear_message(exported, monkeypatch):
     with pytest.raises(UserError, match="cannot reach the Hugging Face hub to upload 'someone/model'") as err:
         push_to_hub(exported["folders"]["span"], "someone/model")
     assert str(exported["folders"]["span"]) in err.value.fix  # the user learns the folder itself is complete
+
+
+@pytest.mark.e2e
+def test_exported_folder_loads_through_transformers_auto_classes_in_a_fresh_process(exported):
+    """``AutoConfig`` / ``AutoModel`` once the framework is imported: its classes are registered, no remote code."""
+    folder = exported["folders"]["span"]
+    script = (
+        "import json, sys\n"
+        "import faina.serving.auto_classes\n"
+        "from transformers import AutoConfig, AutoModel\n"
+        "config = AutoConfig.from_pretrained(sys.argv[1])\n"
+        "model = AutoModel.from_pretrained(sys.argv[1])\n"
+        "print(json.dumps({'config': type(config).__name__, 'model_type': config.model_type, 'task': config.task,\n"
+        "    'model': type(model).__name__, 'inner': type(model.fallacy).__name__,\n"
+        "    'tagged': [p.to_dict() for p in model.tag(json.loads(sys.argv[2]))]}))\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(folder), json.dumps(POSTS)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (loaded["config"], loaded["model_type"], loaded["task"]) == (
+        "FallacyModelConfig",
+        "fallacy-framework",
+        "span-f",
+    )
+    assert (loaded["model"], loaded["inner"]) == ("FallacyModel", "MVMD")
+    assert loaded["tagged"] == exported["fold_out"]["span"]  # the same predictions as the fold it came from
+
+
+@pytest.mark.e2e
+def test_exported_folder_names_no_local_path_and_its_files_share_one_mode(exported):
+    folder = exported["folders"]["span"]
+    root = str(exported["root"])
+    for path in folder.rglob("*"):
+        if path.is_file() and path.suffix != ".safetensors":
+            text = path.read_text(encoding="utf-8")
+            assert root not in text and "site-packages" not in text, f"{path.name} names a local path"
+    config = json.loads((folder / "config.json").read_text())
+    assert config["encoder"]["source"] == "encoder_copy"  # the folder's name, not its path on this machine
+    card = (folder / "README.md").read_text()
+    assert "pipeline_tag" not in card and "AutoModel.from_pretrained" in card
+    modes = {path.name: path.stat().st_mode & 0o777 for path in folder.rglob("*") if path.is_file()}
+    assert modes["model.safetensors"] == modes["config.json"] == modes["README.md"], modes
+
+
+def test_the_offline_encoder_is_named_by_its_hub_id_and_other_folders_by_their_name(tmp_path):
+    from models.encoder import OFFLINE_HUB_ID, hub_id_of, offline_encoder_path
+
+    assert hub_id_of(offline_encoder_path()) == OFFLINE_HUB_ID == "sentence-transformers/all-MiniLM-L6-v2"
+    assert hub_id_of("m-polignano-uniba/bert_uncased_L-12_H-768_A-12_italian_alb3rt0").startswith("m-polignano")
+    (tmp_path / "my-encoder").mkdir()
+    assert hub_id_of(str(tmp_path / "my-encoder")) == "my-encoder"
+
+
+@pytest.mark.e2e
+def test_long_loops_show_progress_on_stderr_and_keep_stdout_for_results(exported, small_sample, tmp_path, capsys):
+    from faina.predict import main as predict_main
+
+    posts = tmp_path / "posts.txt"
+    posts.write_text("\n".join(POSTS * 4) + "\n")  # 12 posts: 3 batches of 4
+    tag_main([str(exported["folders"]["span"]), "--input", str(posts), "--batch-size", "4", "--json"])
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 12 and all(
+        line.startswith('{"text"') for line in captured.out.splitlines()
+    )
+    assert "tagging 12 posts" in captured.err and "3/3" in captured.err
+    out = tmp_path / "predicted.conll"
+    predict_main(
+        [str(exported["folders"]["span"]), str(small_sample / "sample-unlabelled.conll"), str(out), "--batch-size", "8"]
+    )
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Predicting" in captured.err and out.is_file()
