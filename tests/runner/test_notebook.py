@@ -26,7 +26,7 @@ def _images(notebook) -> list[dict]:
     ]
 
 
-@pytest.mark.e2e
+@pytest.mark.slow
 def test_compare_folds_runs_as_documented_from_the_repository_root(make_cfg, tmp_path):
     """``RESULTS_DIR=results jupyter execute notebooks/compare_folds.ipynb --output=...`` from the checkout: the kernel
     starts in notebooks/, the relative RESULTS_DIR is still read from the root, and both figures show inline."""
@@ -68,6 +68,7 @@ def test_compare_folds_without_results_says_so(tmp_path, monkeypatch):
     assert _images(notebook) == []
 
 
+@pytest.mark.slow
 def test_label_variation_notebook_executes(make_cfg, monkeypatch, small_sample):
     cfg = make_cfg("task=span-f", "debug=fast", "cv.folds=[0]")
     run(cfg)
