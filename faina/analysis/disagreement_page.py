@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from common.errors import UserError
-from faina.formats.conll import check_aligned, read_conll
+from faina.formats.alignment import check_aligned
+from faina.formats.any_file import read_any
 from faina.formats.labels import LabelInventory
 from faina.formats.records import Post, Span, SpanCorpus, refuse_not_annotated
 
@@ -132,7 +133,7 @@ def show(
     labels: str = "faina",
 ) -> Path:
     inventory = LabelInventory.load(labels)
-    gold = read_conll(file, inventory)
+    gold = read_any(file, inventory, level="span")
     refuse_not_annotated(gold, "faina.show")
     if not gold.labelled:
         raise UserError(
@@ -142,7 +143,7 @@ def show(
         )
     predicted = None
     if pred is not None:
-        predicted = read_conll(pred, inventory)
+        predicted = read_any(pred, inventory, level="span")
         check_aligned(gold, predicted)
     indices = choose_posts(gold, posts, limit)
     out = Path(out)
