@@ -105,7 +105,7 @@ def check_readable_by(path: str | Path, level: str, reader: str) -> None:
     suffix = Path(path).suffix.lower()
     formats = level_formats(level)
     if not any(suffix in f.suffixes for f in formats):
-        names = " or ".join(f.suffix for f in formats)
+        names = " or ".join(suffix for f in formats for suffix in f.suffixes)
         raise UserError(
             f"a {reader} reads {names} files",
             path=path,
