@@ -28,7 +28,7 @@ import numpy as np
 from common.errors import UserError
 from faina.data.coarse import coarse_corpus, coarse_rows
 from faina.formats.labels import LabelInventory
-from faina.formats.records import PostCorpus, SpanCorpus
+from faina.formats.records import PostCorpus, SpanCorpus, labels_used
 from faina.formats.tsv import post_corpus_from_spans
 
 GAMMA_SAMPLES = 30
@@ -191,7 +191,7 @@ def human_ceiling(corpus: SpanCorpus | PostCorpus, inventory: LabelInventory) ->
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroDenominatorWarning)
         if isinstance(corpus, SpanCorpus):
-            grain = inventory.grain_of(corpus.labels_used())
+            grain = inventory.grain_of(labels_used(corpus))
             if grain == "fine":
                 result["span-fine"] = _ceiling(corpus, score_spans, "fine", inventory, exact=True)
             result["span-coarse"] = _ceiling(
@@ -204,7 +204,7 @@ def human_ceiling(corpus: SpanCorpus | PostCorpus, inventory: LabelInventory) ->
             rows = post_corpus_from_spans(corpus)
         else:
             rows = corpus
-            grain = inventory.grain_of(rows.labels_used())
+            grain = inventory.grain_of(labels_used(rows))
         if grain == "fine":
             result["post-fine"] = _ceiling(rows, score_posts, "fine", inventory)
         result["post-coarse"] = _ceiling(

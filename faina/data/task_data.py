@@ -18,7 +18,7 @@ from faina.data.coarse import coarse_of
 from faina.data.targets import aggregate_corpus, model_views
 from faina.formats.any_file import read_any
 from faina.formats.labels import LabelInventory
-from faina.formats.records import PostCorpus, SpanCorpus
+from faina.formats.records import PostCorpus, SpanCorpus, labels_used
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def read_level(path: str | Path, level: str, grain: str, inventory: LabelInvento
 
 
 def _only_fine(corpus, inventory: LabelInventory):
-    coarse = corpus.labels_used() & set(inventory.coarse)
+    coarse = labels_used(corpus) & set(inventory.coarse)
     if coarse:
         raise UserError(
             f"the file holds coarse categories ({', '.join(sorted(coarse))}) but the task is fine-grained",

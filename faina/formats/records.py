@@ -19,6 +19,7 @@ __all__ = [
     "PostRow",
     "SpanCorpus",
     "PostCorpus",
+    "labels_used",
     "annotated_mask",
     "has_not_annotated",
 ]
@@ -112,10 +113,6 @@ class SpanCorpus:
         """The posts, under the name ``PostCorpus`` gives its rows: what code serving both levels iterates."""
         return self.posts
 
-    def labels_used(self) -> set[str]:
-        """Every label a span of an annotated view carries."""
-        return {s.label for post in self.posts for view in (post.spans or ()) for s in view or ()}
-
     def replace_posts(self, posts: Sequence[Post]) -> SpanCorpus:
         return replace(self, posts=tuple(posts), repairs=(), warnings=())
 
@@ -137,9 +134,12 @@ class PostCorpus:
         """The rows, under the name ``SpanCorpus`` gives its posts."""
         return self.rows
 
-    def labels_used(self) -> set[str]:
-        """Every label a cell of an annotated view lists."""
-        return {label for row in self.rows for view in row.labels for label in view or ()}
+
+def labels_used(corpus: SpanCorpus | PostCorpus) -> set[str]:
+    """Every label the annotated views of the corpus carry (span labels, or the labels of post cells)."""
+    if isinstance(corpus, SpanCorpus):
+        return {s.label for post in corpus.posts for view in (post.spans or ()) for s in view or ()}
+    return {label for row in corpus.rows for view in row.labels for label in view or ()}
 
 
 def annotated_mask(corpus: SpanCorpus | PostCorpus) -> list[list[bool]]:

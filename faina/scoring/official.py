@@ -10,7 +10,14 @@ from faina.data.coarse import coarse_of
 from faina.formats.alignment import check_aligned
 from faina.formats.any_file import read_any
 from faina.formats.labels import LabelInventory
-from faina.formats.records import NOT_ANNOTATED, PostCorpus, SpanCorpus, annotated_mask, has_not_annotated
+from faina.formats.records import (
+    NOT_ANNOTATED,
+    PostCorpus,
+    SpanCorpus,
+    annotated_mask,
+    has_not_annotated,
+    labels_used,
+)
 from metrics.faina_post_counts import PostMicroTally
 from metrics.faina_span_sums import SpanOverlapTally
 
@@ -37,7 +44,7 @@ def read_at_grain(path: str | Path, level: str, grain: str, inventory: LabelInve
 
 def to_grain(corpus: SpanCorpus | PostCorpus, grain: str, inventory: LabelInventory, what: str):
     """The corpus at the task's grain: a fine file scored on a coarse task gets its macro-categories derived."""
-    if inventory.grain_of(corpus.labels_used()) == grain:
+    if inventory.grain_of(labels_used(corpus)) == grain:
         return corpus
     if grain == "coarse":
         return coarse_of(corpus, inventory)
@@ -237,9 +244,7 @@ def format_table(task: str, gold: str, pred: str, outcome: dict[str, Any], one_p
             f"pair(s); posts with no annotated view: {counts['posts_not_annotated']}"
         )
     lines.append("=" * 60)
-    for mode in ("strict", "soft", "exact"):
-        if mode not in scores:
-            continue
+    for mode in [key for key in scores if key != "per_label"]:  # strict, soft, exact ...: in the order computed
         lines += [f"[{mode} evaluation]", f"{'':8}{'prec':>8}{'rec':>8}{'f1':>8}"]
         for view, row in scores[mode].items():
             lines.append(f"{view:8}{_pct(row['precision']):>8}{_pct(row['recall']):>8}{_pct(row['f1']):>8}")
