@@ -8,18 +8,16 @@ raw output) and ``metrics-classify-<split>.json``; returns accuracy and macro-F1
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from common.io import atomic_write_json, atomic_write_text
 from metrics.missci_classification import classification_metrics, classification_report
 from missci.analysis.paper_figures import classification_reference
 from missci.dataset.classes import CLASS_NAMES, OTHER
-from missci.dataset.reader import load_split
 from missci.prompting.answer_parser import parse_output
 from missci.prompting.prompts import PromptOptions, classification_prompt
-from missci.zero_shot.reconstruction import common_arguments, select
-from models.llm.backends import GenerationBackend, build_backend
+from missci.zero_shot.prompting_run import PromptingRun, run_from_config
+from models.llm.backends import GenerationBackend
 from models.llm.generation import GenerationSettings
 
 
@@ -47,41 +45,31 @@ def class_details(rows: list[dict]) -> dict:
     return {"per_class": report["per_class"], "confusion": report["confusion"], "paper": classification_reference()}
 
 
-def classify_split(
-    *,
-    llm: dict[str, Any],
-    split: str = "dev",
-    data_dir: str | None = None,
-    prompt: dict[str, Any] | None = None,
-    generation: dict[str, Any] | None = None,
-    output_dir: str | Path = "outputs/missci",
-    max_arguments: int | None = None,
-    max_fallacies: int | None = None,
-) -> dict[str, float]:
-    arguments = select(load_split(split, data_dir), max_arguments, max_fallacies)
-    options = PromptOptions(**(prompt or {}))
-    settings = GenerationSettings(**(generation or {}))
-    rows = classify_gold_premises(build_backend(llm), arguments, options, settings)
-    output_dir = Path(output_dir)
+def classify_split(**run_arguments: Any) -> dict[str, float]:
+    """Classify the gold premises of a split (``run_arguments``: the fields of ``PromptingRun``), write the rows
+    and the metrics; returns the flat metric dict."""
+    run = PromptingRun(**run_arguments)
+    arguments, options, settings, backend = run.set_up()
+    rows = classify_gold_premises(backend, arguments, options, settings)
     atomic_write_text(
-        output_dir / f"classify-{split}.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        run.out / f"classify-{run.split}.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     )
     metrics = classification_metrics([r["gold"] for r in rows], [r["predicted"] for r in rows])
     atomic_write_json(
-        output_dir / f"metrics-classify-{split}.json",
+        run.out / f"metrics-classify-{run.split}.json",
         {
             "metrics": metrics,
             "rows": len(rows),
-            "split": split,
+            "split": run.split,
             "prompt": options.tag,
-            "llm": llm.get("name", llm.get("name_or_path")),
+            "llm": run.model_name,
             **class_details(rows),
         },
     )
-    return {f"{split}/cls/{k}": v for k, v in metrics.items()}
+    return {f"{run.split}/cls/{k}": v for k, v in metrics.items()}
 
 
 def run(cfg) -> dict[str, float]:
     """Hydra runner of task=missci-cls mode=zero-shot."""
-    _, common = common_arguments(cfg)
-    return classify_split(**common)
+    _, prompting = run_from_config(cfg)
+    return classify_split(**vars(prompting))
