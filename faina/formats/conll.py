@@ -14,7 +14,7 @@ from pathlib import Path
 from common.errors import UserError
 from faina.formats.alignment import check_aligned  # noqa: F401  (re-exported: the span files' alignment check)
 from faina.formats.labels import LabelInventory
-from faina.formats.reading_checks import LabelGrains, PostIds, allowed_labels, unknown_label_error
+from faina.formats.reading_checks import LabelGrains, allowed_labels, unique_post_ids, unknown_label_error
 from faina.formats.records import NOT_ANNOTATED, Post, Span, SpanCorpus, span_order
 from faina.formats.text_file import read_lines
 
@@ -142,7 +142,7 @@ def read_conll(
     path = str(path)
     lines = read_lines(path)
     token_lines = _TokenLines(path, inventory, allowed_labels(inventory, grain), repair)
-    post_ids = PostIds(path, "# post_id")
+    post_ids = unique_post_ids(path, "# post_id")
     posts: list[Post] = []
     i = 0
     while i < len(lines):

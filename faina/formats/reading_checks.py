@@ -11,6 +11,7 @@ import difflib
 from collections.abc import Iterable
 
 from common.errors import UserError
+from common.unique_keys import UniqueKeys
 from faina.formats.labels import LabelInventory
 
 
@@ -51,20 +52,6 @@ class LabelGrains:
             )
 
 
-class PostIds:
-    """The line of each post id read so far: a second post with the same id is refused, naming the first."""
-
-    def __init__(self, path: str, id_field: str):
-        self.path = path
-        self.id_field = id_field
-        self.first_line: dict[str, int] = {}
-
-    def add(self, post_id: str, line: int) -> None:
-        if post_id in self.first_line:
-            raise UserError(
-                f"duplicate post id {post_id!r} (first at line {self.first_line[post_id]})",
-                path=self.path,
-                line=line,
-                fix=f"give every post a unique {self.id_field}",
-            )
-        self.first_line[post_id] = line
+def unique_post_ids(path: str, id_field: str) -> UniqueKeys:
+    """The post ids of a file: a second post with the same id is refused, naming the first."""
+    return UniqueKeys(path, "duplicate post id {key!r} (first at line {first})", f"give every post a unique {id_field}")

@@ -14,7 +14,7 @@ from pathlib import Path
 from common.errors import UserError
 from faina.formats.alignment import check_aligned as check_rows_aligned  # noqa: F401  (re-exported)
 from faina.formats.labels import LabelInventory
-from faina.formats.reading_checks import LabelGrains, PostIds, allowed_labels, unknown_label_error
+from faina.formats.reading_checks import LabelGrains, allowed_labels, unique_post_ids, unknown_label_error
 from faina.formats.records import NOT_ANNOTATED, PostCorpus, PostRow, SpanCorpus
 from faina.formats.text_file import read_lines
 
@@ -44,7 +44,7 @@ def read_post_tsv(
         )
     allowed = allowed_labels(inventory, grain)
     rows: list[PostRow] = []
-    post_ids = PostIds(path, "post_id")
+    post_ids = unique_post_ids(path, "post_id")
     grains = LabelGrains(inventory)
     for index, line in enumerate(lines[1:], start=2):
         parts = line.split("\t")
