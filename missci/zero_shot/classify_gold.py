@@ -7,15 +7,14 @@ raw output) and ``metrics-classify-<split>.json``; returns accuracy and macro-F1
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from common.io import atomic_write_json, atomic_write_text
+from common.io import atomic_write_json
 from metrics.missci_classification import classification_metrics, classification_report
 from missci.analysis.paper_figures import classification_reference
 from missci.dataset.classes import CLASS_NAMES, OTHER
-from missci.prompting.answer_parser import parse_output
-from missci.prompting.prompts import PromptOptions, classification_prompt
+from missci.prompting.gold_premises import class_rows, classification_prompts, gold_premises, write_class_rows
+from missci.prompting.prompts import PromptOptions
 from missci.zero_shot.prompting_run import PromptingRun, run_from_config
 from models.llm.backends import GenerationBackend
 from models.llm.generation import GenerationSettings
@@ -24,18 +23,8 @@ from models.llm.generation import GenerationSettings
 def classify_gold_premises(
     backend: GenerationBackend, arguments, options: PromptOptions, settings: GenerationSettings
 ) -> list[dict[str, Any]]:
-    rows = [(a, f, alt) for a in arguments for f in a.fallacies for alt in f.interchangeable]
-    outputs = backend.generate([classification_prompt(a, f, alt.premise, options) for a, f, alt in rows], settings)
-    return [
-        {
-            "id": alt.id,
-            "fallacy_id": f.id,
-            "gold": alt.fallacy_class,
-            "predicted": parse_output(text).classes[0],
-            "raw_output": text,
-        }
-        for (a, f, alt), text in zip(rows, outputs)
-    ]
+    items = gold_premises(arguments)
+    return class_rows(items, backend.generate(classification_prompts(items, options), settings))
 
 
 def class_details(rows: list[dict]) -> dict:
@@ -51,9 +40,7 @@ def classify_split(**run_arguments: Any) -> dict[str, float]:
     run = PromptingRun(**run_arguments)
     arguments, options, settings, backend = run.set_up()
     rows = classify_gold_premises(backend, arguments, options, settings)
-    atomic_write_text(
-        run.out / f"classify-{run.split}.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    )
+    write_class_rows(run.out / f"classify-{run.split}.jsonl", rows)
     metrics = classification_metrics([r["gold"] for r in rows], [r["predicted"] for r in rows])
     atomic_write_json(
         run.out / f"metrics-classify-{run.split}.json",
