@@ -15,16 +15,7 @@ from hypothesis import strategies as st
 
 from common.experiments import read_finished_fold
 from fuzz.missci_files import json_paths, replaced
-from fuzz.support import (
-    SCRATCH,
-    fuzz_settings,
-    json_junk,
-    nested_junk,
-    outcome,
-    scratch_file,
-    spoiled_bytes,
-    tried,
-)
+from fuzz.support import SCRATCH, fuzz_settings, json_junk, nested_junk, outcome, scratch_file, spoiled_bytes, tried
 from missci.report import COLUMNS, load_rows
 
 REPORT = "missci.report.load_rows"

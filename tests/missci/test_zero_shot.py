@@ -23,6 +23,21 @@ def llm_config(name: str) -> dict:
     return OmegaConf.to_container(OmegaConf.load(CONF / "llm" / f"{name}.yaml"), resolve=True)
 
 
+def run_on_first_fallacies(tmp_path, data_dir, llm: str, max_new_tokens: int, count: int, **options) -> dict:
+    """``run_zero_shot`` of ``conf/llm/<llm>.yaml`` on the first ``count`` R_i of dev, two prompts a batch, with the
+    premise metrics that need no model download; its files go to ``tmp_path``."""
+    return run_zero_shot(
+        llm=llm_config(llm),
+        split="dev",
+        data_dir=str(data_dir),
+        generation={"max_new_tokens": max_new_tokens, "batch_size": 2},
+        output_dir=tmp_path,
+        max_fallacies=count,
+        premise_metrics=NO_MODEL_METRICS,
+        **options,
+    )
+
+
 def test_select_limits_fallacies(data_dir):
     arguments = load_split("dev", data_dir)
     chosen = select(arguments, max_fallacies=3)
@@ -34,16 +49,7 @@ def test_select_limits_fallacies(data_dir):
 
 
 def test_tiny_model_end_to_end(tmp_path, data_dir):
-    metrics = run_zero_shot(
-        llm=llm_config("tiny-llama"),
-        split="dev",
-        data_dir=str(data_dir),
-        generation={"max_new_tokens": 6, "batch_size": 2},
-        output_dir=tmp_path,
-        max_fallacies=3,
-        consistency=True,
-        premise_metrics=NO_MODEL_METRICS,
-    )
+    metrics = run_on_first_fallacies(tmp_path, data_dir, "tiny-llama", 6, 3, consistency=True)
     predictions = read_predictions(tmp_path / "predictions-dev.jsonl")
     assert [p.fallacy_id for p in predictions] == first_fallacy_ids(data_dir, "dev", 3)
     assert all(p.raw_output is not None and p.predictions and p.reclassified for p in predictions)
@@ -53,13 +59,15 @@ def test_tiny_model_end_to_end(tmp_path, data_dir):
     assert all(isinstance(v, float) for v in metrics.values())
 
 
-def test_hydra_composed_config_runs(tmp_path, data_dir):
+def train_zero_shot(task: str, tmp_path, data_dir, *overrides: str) -> dict:
+    """``train.run`` of the composed config ``task=<task> llm=tiny-llama mode=zero-shot`` on the first two R_i of
+    dev (four new tokens an answer), writing to ``tmp_path``; ``overrides`` are added last."""
     from hydra import compose, initialize_config_dir
 
     import train
 
-    overrides = [
-        "task=missci-gen",
+    common = [
+        f"task={task}",
         "llm=tiny-llama",
         "mode=zero-shot",
         "task.split=dev",
@@ -67,33 +75,20 @@ def test_hydra_composed_config_runs(tmp_path, data_dir):
         f"task.data_dir={data_dir}",
         f"task.output_dir={tmp_path}",
         "task.generation.max_new_tokens=4",
-        "task.premise_metrics=null",
     ]
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose(config_name="train", overrides=overrides)
-    metrics = train.run(cfg)
+        cfg = compose(config_name="train", overrides=[*common, *overrides])
+    return train.run(cfg)
+
+
+def test_hydra_composed_config_runs(tmp_path, data_dir):
+    metrics = train_zero_shot("missci-gen", tmp_path, data_dir, "task.premise_metrics=null")
     assert set(metrics) >= {"dev/p@1", "dev/arg@1", "dev/f1_micro"}
     assert len(read_predictions(tmp_path / "predictions-dev.jsonl")) == 2
 
 
 def test_hydra_classification_task(tmp_path, data_dir):
-    from hydra import compose, initialize_config_dir
-
-    import train
-
-    overrides = [
-        "task=missci-cls",
-        "llm=tiny-llama",
-        "mode=zero-shot",
-        "task.split=dev",
-        "task.max_fallacies=2",
-        f"task.data_dir={data_dir}",
-        f"task.output_dir={tmp_path}",
-        "task.generation.max_new_tokens=4",
-    ]
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose(config_name="train", overrides=overrides)
-    metrics = train.run(cfg)
+    metrics = train_zero_shot("missci-cls", tmp_path, data_dir)
     assert set(metrics) == {"dev/cls/accuracy", "dev/cls/f1_macro"}
     rows = [json.loads(line) for line in (tmp_path / "classify-dev.jsonl").read_text().splitlines()]
     chosen = select(load_split("dev", data_dir), max_fallacies=2)
@@ -112,15 +107,7 @@ def test_hydra_classification_task(tmp_path, data_dir):
 
 @pytest.mark.slow
 def test_smollm2_zero_shot_few_fallacies(tmp_path, data_dir):
-    metrics = run_zero_shot(
-        llm=llm_config("smollm2"),
-        split="dev",
-        data_dir=str(data_dir),
-        generation={"max_new_tokens": 40, "batch_size": 2},
-        output_dir=tmp_path,
-        max_fallacies=2,
-        premise_metrics=NO_MODEL_METRICS,
-    )
+    metrics = run_on_first_fallacies(tmp_path, data_dir, "smollm2", 40, 2)
     predictions = read_predictions(tmp_path / "predictions-dev.jsonl")
     assert len(predictions) == 2 and all(p.raw_output.strip() for p in predictions)
     assert {"dev/p@1", "dev/arg@1", "dev/f1_micro", "dev/meteor"} <= set(metrics)
