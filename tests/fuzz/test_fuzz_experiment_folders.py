@@ -33,24 +33,13 @@ PREDICTOR = "results folder (load_predictor)"
 def run_config():
     """The composed training config of a small span run (what a rerun compares experiment.json with), resolved
     once: the guard resolves it again on every call, and a config of plain values resolves in a tenth of the time."""
-    from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from tests_paths import CONF
-    from train import register_config_resolvers
+    from helpers.config import compose_train
 
-    register_config_resolvers()
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
-        cfg = compose(
-            config_name="train",
-            overrides=[
-                f"paths.root_dir={SCRATCH / 'root'}",
-                "task=span-f",
-                "callbacks=none",
-                "logger=none",
-                "cv.num_folds=2",
-            ],
-        )
+    cfg = compose_train(
+        [f"paths.root_dir={SCRATCH / 'root'}", "task=span-f", "callbacks=none", "logger=none", "cv.num_folds=2"]
+    )
     return OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))
 
 

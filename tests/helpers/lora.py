@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
-CONF = REPO / "conf"
 TINY_CONFIG = {
     "hidden_size": 16,
     "intermediate_size": 32,
@@ -36,8 +32,6 @@ def tiny_spec(seed: int = 0):
 
 
 def compose(overrides: list[str]):
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
+    from helpers.config import compose_train
 
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return hydra_compose(config_name="train", overrides=overrides)
+    return compose_train(overrides)

@@ -62,9 +62,8 @@ def test_tiny_model_end_to_end(tmp_path, data_dir):
 def train_zero_shot(task: str, tmp_path, data_dir, *overrides: str) -> dict:
     """``train.run`` of the composed config ``task=<task> llm=tiny-llama mode=zero-shot`` on the first two R_i of
     dev (four new tokens an answer), writing to ``tmp_path``; ``overrides`` are added last."""
-    from hydra import compose, initialize_config_dir
-
     import train
+    from helpers.config import compose_train
 
     common = [
         f"task={task}",
@@ -76,9 +75,7 @@ def train_zero_shot(task: str, tmp_path, data_dir, *overrides: str) -> dict:
         f"task.output_dir={tmp_path}",
         "task.generation.max_new_tokens=4",
     ]
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose(config_name="train", overrides=[*common, *overrides])
-    return train.run(cfg)
+    return train.run(compose_train([*common, *overrides]))
 
 
 def test_hydra_composed_config_runs(tmp_path, data_dir):

@@ -23,10 +23,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
 from fallacy import cli as fallacy_cli
-from tests_paths import CONF, REPO
+from tests_paths import REPO
 
 ENV = {
     **os.environ,
@@ -78,24 +77,22 @@ def assert_one_error_line(stdout: str, stderr: str, words: str) -> None:
 @pytest.fixture(scope="module")
 def span_fold(tmp_path_factory, tiny_encoder, small_sample) -> Path:
     """fold0 of a one-fold span-f run (fast_dev_run) on the 60-post sample with the tiny encoder."""
-    from train import register_config_resolvers, run
+    from helpers.config import compose_train
+    from train import run
 
     root = tmp_path_factory.mktemp("console_span_run")
-    register_config_resolvers()
-    with initialize_config_dir(version_base="1.3", config_dir=str(CONF)):
-        cfg = compose(
-            config_name="train",
-            overrides=[
-                f"paths.root_dir={root}",
-                "task=span-f",
-                "debug=fast",
-                "loader.batch_size=8",
-                "cv.folds=[0]",
-                f"encoder.name_or_path={tiny_encoder}",
-                "data=custom",
-                f"data.train_path={small_sample / 'sample.conll'}",
-            ],
-        )
+    cfg = compose_train(
+        [
+            f"paths.root_dir={root}",
+            "task=span-f",
+            "debug=fast",
+            "loader.batch_size=8",
+            "cv.folds=[0]",
+            f"encoder.name_or_path={tiny_encoder}",
+            "data=custom",
+            f"data.train_path={small_sample / 'sample.conll'}",
+        ]
+    )
     run(cfg)
     return Path(cfg.paths.results_dir) / cfg.name / "fold0"
 
