@@ -105,14 +105,20 @@ def _check_architecture(folder: Path, config: dict, config_key: str, trust_remot
     )
 
 
-def _check_weights(folder: Path, config_key: str) -> None:
-    present = [name for name in WEIGHT_FILES if (folder / name).is_file()]
+def _present(folder: Path, names: tuple[str, ...], missing: str, kind: str, config_key: str) -> list[str]:
+    """Which of ``names`` the folder holds; none is ``ModelFolderIncomplete`` (the folder has no ``missing``)."""
+    present = [name for name in names if (folder / name).is_file()]
     if not present:
         raise ModelFolderIncomplete(
-            f"the model folder has no weights (none of {', '.join(WEIGHT_FILES)})",
+            f"the model folder has no {missing} (none of {', '.join(names)})",
             path=folder,
-            fix=f"copy the weight files of the download into the folder, or point {config_key} at the complete copy",
+            fix=f"copy the {kind} files of the download into the folder, or point {config_key} at the complete copy",
         )
+    return present
+
+
+def _check_weights(folder: Path, config_key: str) -> None:
+    present = _present(folder, WEIGHT_FILES, "weights", "weight", config_key)
     for index_name in (n for n in present if n.endswith(".index.json")):
         try:
             weight_map = json.loads((folder / index_name).read_text(encoding="utf-8"))["weight_map"]
@@ -131,13 +137,7 @@ def _check_weights(folder: Path, config_key: str) -> None:
 
 
 def _check_tokenizer(folder: Path, config_key: str) -> None:
-    present = [name for name in TOKENIZER_FILES if (folder / name).is_file()]
-    if not present:
-        raise ModelFolderIncomplete(
-            f"the model folder has no tokenizer files (none of {', '.join(TOKENIZER_FILES)})",
-            path=folder,
-            fix=f"copy the tokenizer files of the download into the folder, or point {config_key} at the complete copy",
-        )
+    present = _present(folder, TOKENIZER_FILES, "tokenizer files", "tokenizer", config_key)
     sentencepiece_only = (
         all(name.endswith(SENTENCEPIECE_SUFFIX) for name in present) and "tiktoken.model" not in present
     )

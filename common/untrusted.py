@@ -89,6 +89,13 @@ def read_json_object(path: str | Path, what: str, fix: str) -> dict:
     return data
 
 
+def require_mapping(node: Any, where: str, path: str | Path | None, fix: str) -> dict:
+    """``node`` itself when it is a mapping (a JSON object); anything else is one ``UserError`` naming ``where``."""
+    if not isinstance(node, dict):
+        raise UserError(f"{where} must be a mapping, not {type(node).__name__}", path=path, fix=fix)
+    return node
+
+
 @dataclass(frozen=True)
 class Registry:
     """The closed set of one kind of thing a saved file may name: ``name -> class or factory``.
@@ -124,6 +131,15 @@ class Registry:
                 fix=f'write "name": one of {", ".join(self.names())} instead',
             )
         return name
+
+    def named_partial(self, node: Mapping, path: str | Path | None, where: str) -> dict:
+        """An earlier release's Hydra partial ``{"_target_": ..., "_partial_": true, args}`` at ``where`` as
+        ``{"name": ..., args}``; an unknown target or ``_partial_`` other than true is refused."""
+        options = dict(node)
+        name = self.name_of_target(options.pop("_target_"), path, f"{where}._target_")
+        if options.pop("_partial_", True) is not True:
+            raise UserError(f"{where}._partial_ must be true", path=path, fix="remove the key")
+        return {"name": name, **options}
 
     def name_of_object(self, obj: Any) -> str | None:
         """The registry name of a class or factory (``None`` when it is not in the registry)."""

@@ -37,8 +37,7 @@ from faina.scoring.official import (  # noqa: F401  (re-exported: the library AP
     evaluate_files,
     format_table,
     parse_task,
-    prepare_post_corpora,
-    prepare_span_corpora,
+    prepare_corpora,
     score_posts,
     score_spans,
 )

@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     corpus = read_any(args.file, LabelInventory.load(args.labels), repair=args.repair)
     stats = corpus_statistics(corpus)
-    for repair in getattr(corpus, "repairs", ()):  # notices about the input: stderr, so stdout stays the report
+    for repair in corpus.repairs:  # notices about the input: stderr, so stdout stays the report
         print(f"repaired: {repair}", file=sys.stderr)
     if args.json:
         print(json.dumps(stats, indent=2, sort_keys=False))

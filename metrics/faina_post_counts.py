@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from metrics.faina_scores import label_row, prf, ratio, view_name, with_view_average
+from metrics.view_tally import ViewSums, ViewTally
 
 NO_LABEL = ""  # the pseudo-label of an empty labels cell, as the official scripts read it
 
@@ -32,8 +34,11 @@ def official_label_set(labels: Collection[str]) -> frozenset[str]:
 
 
 @dataclass
-class PostCounts:
+class PostCounts(ViewSums):
     """TP/FP/FN per view (floats, as the tensor states hold them) and, with ``per_label``, per view and label."""
+
+    VIEW_FIELDS: ClassVar[tuple[str, ...]] = ("true_positives", "false_positives", "false_negatives")
+    LABEL_FIELDS: ClassVar[tuple[str, ...]] = ("label_true_positives", "label_false_positives", "label_false_negatives")
 
     true_positives: list[float]
     false_positives: list[float]
@@ -42,55 +47,28 @@ class PostCounts:
     label_false_positives: list[list[float]] | None = None
     label_false_negatives: list[list[float]] | None = None
 
-    @classmethod
-    def zeros(cls, num_views: int, num_labels: int | None = None) -> PostCounts:
-        def table() -> list[list[float]] | None:
-            return None if num_labels is None else [[0.0] * num_labels for _ in range(num_views)]
 
-        return cls([0.0] * num_views, [0.0] * num_views, [0.0] * num_views, table(), table(), table())
-
-    def add(self, other: PostCounts) -> None:
-        for name in ("true_positives", "false_positives", "false_negatives"):
-            mine, theirs = getattr(self, name), getattr(other, name)
-            for v, value in enumerate(theirs):
-                mine[v] += value
-        for name in ("label_true_positives", "label_false_positives", "label_false_negatives"):
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if mine is None or theirs is None:
-                continue
-            for row, other_row in zip(mine, theirs):
-                for i, value in enumerate(other_row):
-                    row[i] += value
-
-
-class PostMicroTally:
+class PostMicroTally(ViewTally):
     """Faina post-level micro P/R/F1 per view and their unweighted average, without torch.
 
-        ``update(preds, golds)``: sequences over posts of sequences over views of label collections. ``golds[i]``
-        has ``num_views`` views; ``preds[i]`` has ``num_views`` or one (then scored against every gold view, the
-        official ``-O`` mode). A gold view given as ``None`` did not annotate the post (the files' ``?`` marker): that
-    (post, view) pair is skipped, its predicted and gold labels alike. ``labels`` (the task's label strings) is needed only for ``per_label=True``; the
-        breakdown also has a row for the pseudo-label ``NO_LABEL``.
+    ``update(preds, golds)``: sequences over posts of sequences over views of label collections. ``golds[i]``
+    has ``num_views`` views; ``preds[i]`` has ``num_views`` or one (then scored against every gold view, the
+    official ``-O`` mode). A gold view given as ``None`` did not annotate the post (the files' ``?`` marker): that
+    (post, view) pair is skipped, its predicted and gold labels alike. ``labels`` (the task's label strings) is
+    needed only for ``per_label=True``; the breakdown also has a row for the pseudo-label ``NO_LABEL``.
     """
 
+    sums_type = PostCounts
+
     def __init__(self, num_views: int = 2, labels: Sequence[str] | None = None, per_label: bool = False):
-        if num_views < 1:
-            raise ValueError("num_views must be at least 1")
+        in_order = (*sorted(set(labels) - {NO_LABEL}), NO_LABEL) if labels is not None else ()
+        super().__init__(num_views, in_order, per_label)
         if per_label and labels is None:
             raise ValueError("per_label=True needs the task's labels")
-        self.num_views = num_views
-        self.per_label = per_label
-        self.labels: tuple[str, ...] = (*sorted(set(labels) - {NO_LABEL}), NO_LABEL) if labels is not None else ()
-        self._label_index = {label: i for i, label in enumerate(self.labels)}
-        self.total = self.zeros()
-
-    def zeros(self) -> PostCounts:
-        return PostCounts.zeros(self.num_views, len(self.labels) if self.per_label else None)
 
     def increments(self, preds: Sequence[PostLabels], golds: Sequence[PostLabels]) -> PostCounts:
         """The counts of these posts alone (what ``update`` adds); bad shapes or labels raise ``ValueError``."""
-        if len(preds) != len(golds):
-            raise ValueError(f"{len(preds)} predicted posts but {len(golds)} gold posts")
+        self.check_shapes(preds, golds)
         counts = self.zeros()
         tp, fp, fn = counts.true_positives, counts.false_positives, counts.false_negatives
         tables = (
@@ -98,14 +76,7 @@ class PostMicroTally:
             if self.per_label
             else None
         )
-        for i, (pred_views, gold_views) in enumerate(zip(preds, golds)):
-            if len(gold_views) != self.num_views:
-                raise ValueError(f"gold post {i} has {len(gold_views)} views, the metric expects {self.num_views}")
-            if len(pred_views) not in (1, self.num_views):
-                raise ValueError(
-                    f"predicted post {i} has {len(pred_views)} views; give 1 (one prediction "
-                    f"scored against every view) or {self.num_views}"
-                )
+        for pred_views, gold_views in zip(preds, golds):
             for view in range(self.num_views):
                 if gold_views[view] is None:  # the view did not annotate the post: no counts either side
                     continue
@@ -135,8 +106,7 @@ class PostMicroTally:
             per_view.append(prf(precision, recall, where))
         return with_view_average(per_view)
 
-    @staticmethod
-    def label_counts(counts: PostCounts) -> dict[str, list[int]]:
+    def predicted_and_gold(self, counts: PostCounts) -> dict[str, list[int]]:
         """Predicted (TP + FP) and gold (TP + FN) label counts per view, pseudo-label included."""
         tp, fp, fn = counts.true_positives, counts.false_positives, counts.false_negatives
         return {"predicted": [int(a + b) for a, b in zip(tp, fp)], "gold": [int(a + b) for a, b in zip(tp, fn)]}
@@ -147,8 +117,7 @@ class PostMicroTally:
         The pseudo-label of empty posts appears under the key ``""`` (``NO_LABEL``). Zero denominators give 0
         without a warning: a label that is never predicted is expected, not a collapse.
         """
-        if not self.per_label or counts.label_true_positives is None:
-            raise RuntimeError("construct the metric with per_label=True to get a per-label breakdown")
+        self.require_per_label(counts)
         tp, fp, fn = counts.label_true_positives, counts.label_false_positives, counts.label_false_negatives
         result: dict[str, dict[str, dict[str, float]]] = {}
         for v in range(self.num_views):
@@ -162,15 +131,3 @@ class PostMicroTally:
                 rows[label] = label_row(precision, recall, predicted, gold)
             result[view_name(v)] = rows
         return result
-
-    def update(self, preds: Sequence[PostLabels], golds: Sequence[PostLabels]) -> None:
-        self.total.add(self.increments(preds, golds))
-
-    def compute(self) -> dict[str, dict[str, float]]:
-        return self.scores(self.total)
-
-    def counts(self) -> dict[str, list[int]]:
-        return self.label_counts(self.total)
-
-    def compute_per_label(self) -> dict[str, dict[str, dict[str, float]]]:
-        return self.label_scores(self.total)

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from metrics.faina_scores import label_row, prf, scaled_ratio, view_name, with_view_average
+from metrics.view_tally import ViewSums, ViewTally
 
 if TYPE_CHECKING:
     from common.labels import LabelInventory
@@ -35,12 +36,14 @@ PostSpans = Sequence[Sequence["Span"]]
 
 
 @dataclass
-class SpanSums:
+class SpanSums(ViewSums):
     """The additive state of the score: per view, and with ``per_label`` per view and label, float sums.
 
-    ``precision``/``recall``: the sums of C over all pairs; ``predicted``/``gold``: the span counts. Adding two
-    ``SpanSums`` gives the sums of the union of their posts, so batches and processes can be scored apart.
+    ``precision``/``recall``: the sums of C over all pairs; ``predicted``/``gold``: the span counts.
     """
+
+    VIEW_FIELDS: ClassVar[tuple[str, ...]] = ("precision", "recall", "predicted", "gold")
+    LABEL_FIELDS: ClassVar[tuple[str, ...]] = ("label_precision", "label_recall", "label_predicted", "label_gold")
 
     precision: list[float]
     recall: list[float]
@@ -51,67 +54,30 @@ class SpanSums:
     label_predicted: list[list[float]] | None = None
     label_gold: list[list[float]] | None = None
 
-    @classmethod
-    def zeros(cls, num_views: int, num_labels: int | None = None) -> SpanSums:
-        def table() -> list[list[float]] | None:
-            return None if num_labels is None else [[0.0] * num_labels for _ in range(num_views)]
 
-        return cls(
-            [0.0] * num_views,
-            [0.0] * num_views,
-            [0.0] * num_views,
-            [0.0] * num_views,
-            table(),
-            table(),
-            table(),
-            table(),
-        )
-
-    def add(self, other: SpanSums) -> None:
-        """Add ``other`` into these sums, element by element (the order a tensor ``+=`` adds in)."""
-        for name in ("precision", "recall", "predicted", "gold"):
-            mine, theirs = getattr(self, name), getattr(other, name)
-            for v, value in enumerate(theirs):
-                mine[v] += value
-        for name in ("label_precision", "label_recall", "label_predicted", "label_gold"):
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if mine is None or theirs is None:
-                continue
-            for row, other_row in zip(mine, theirs):
-                for i, value in enumerate(other_row):
-                    row[i] += value
-
-
-class SpanOverlapTally:
+class SpanOverlapTally(ViewTally):
     """Faina span P/R/F1 per view and their unweighted average, strict or soft, without torch.
 
-        ``update(preds, golds)``: both are sequences over posts of sequences over views of ``Span``s of the same
-        posts. ``golds[i]`` has ``num_views`` views; ``preds[i]`` has ``num_views`` views, or one view which is then
-        scored against every gold view (the official ``-O`` mode, where the predicted span count of that single
-        column is the precision denominator of every view). A gold view given as ``None`` did not annotate the post
-    (the files' ``?`` marker): that (post, view) pair is skipped, predicted and gold spans alike. ``compute()`` returns python floats:
-        ``{"a1": {"precision", "recall", "f1"}, ..., "avg": {...}}``.
+    ``update(preds, golds)``: both are sequences over posts of sequences over views of ``Span``s of the same
+    posts. ``golds[i]`` has ``num_views`` views; ``preds[i]`` has ``num_views`` views, or one view which is then
+    scored against every gold view (the official ``-O`` mode, where the predicted span count of that single
+    column is the precision denominator of every view). A gold view given as ``None`` did not annotate the post
+    (the files' ``?`` marker): that (post, view) pair is skipped, predicted and gold spans alike. ``compute()``
+    returns python floats: ``{"a1": {"precision", "recall", "f1"}, ..., "avg": {...}}``.
     """
+
+    sums_type = SpanSums
 
     def __init__(self, inventory: LabelInventory, num_views: int = 2, mode: str = "strict", per_label: bool = False):
         if mode not in SPAN_MODES:
             raise ValueError(f"mode must be one of {SPAN_MODES}, not {mode!r}")
-        if num_views < 1:
-            raise ValueError("num_views must be at least 1")
+        super().__init__(num_views, tuple(inventory.fine) + tuple(inventory.coarse), per_label)
         self.inventory = inventory
-        self.num_views = num_views
         self.mode = mode
-        self.per_label = per_label
-        self.labels: tuple[str, ...] = tuple(inventory.fine) + tuple(inventory.coarse)
-        self._label_index = {label: i for i, label in enumerate(self.labels)}
         if mode == "strict":
             self._weights = [[1.0 if p == g else 0.0 for g in self.labels] for p in self.labels]
         else:
             self._weights = [[inventory.soft_weight(p, g) for g in self.labels] for p in self.labels]
-        self.total = self.zeros()
-
-    def zeros(self) -> SpanSums:
-        return SpanSums.zeros(self.num_views, len(self.labels) if self.per_label else None)
 
     # --- one batch -------------------------------------------------------------------------------
     def _indexed(self, spans: Sequence[Span]) -> list[tuple[int, int, int]]:
@@ -128,16 +94,7 @@ class SpanOverlapTally:
 
     def increments(self, preds: Sequence[PostSpans], golds: Sequence[PostSpans]) -> SpanSums:
         """The sums of these posts alone (what ``update`` adds); bad shapes or labels raise ``ValueError``."""
-        if len(preds) != len(golds):
-            raise ValueError(f"{len(preds)} predicted posts but {len(golds)} gold posts")
-        for i, (p, g) in enumerate(zip(preds, golds)):
-            if len(g) != self.num_views:
-                raise ValueError(f"gold post {i} has {len(g)} views, the metric expects {self.num_views}")
-            if len(p) not in (1, self.num_views):
-                raise ValueError(
-                    f"predicted post {i} has {len(p)} views; give 1 (one prediction scored "
-                    f"against every view) or {self.num_views}"
-                )
+        self.check_shapes(preds, golds)
         sums = self.zeros()
         weights = self._weights
         for view in range(self.num_views):
@@ -190,8 +147,8 @@ class SpanOverlapTally:
             per_view.append(prf(precision, recall, where))
         return with_view_average(per_view)
 
-    @staticmethod
-    def span_counts(sums: SpanSums) -> dict[str, list[int]]:
+    def predicted_and_gold(self, sums: SpanSums) -> dict[str, list[int]]:
+        """Predicted and gold span counts per view, e.g. to warn when predictions collapse to nothing."""
         return {"predicted": [int(x) for x in sums.predicted], "gold": [int(x) for x in sums.gold]}
 
     def label_scores(self, sums: SpanSums) -> dict[str, dict[str, dict[str, float]]]:
@@ -202,8 +159,7 @@ class SpanOverlapTally:
         parent prediction goes to the parent's precision and to the child's recall. Labels absent from one
         side get 0 without a warning (that is expected, not a collapse).
         """
-        if not self.per_label or sums.label_precision is None:
-            raise RuntimeError("construct the metric with per_label=True to get a per-label breakdown")
+        self.require_per_label(sums)
         result: dict[str, dict[str, dict[str, float]]] = {}
         for v in range(self.num_views):
             sums_p, sums_r = sums.label_precision[v], sums.label_recall[v]
@@ -217,17 +173,3 @@ class SpanOverlapTally:
                 rows[label] = label_row(precision, recall, n_pred[i], n_gold[i])
             result[view_name(v)] = rows
         return result
-
-    # --- accumulating on its own (the scoring CLI) -----------------------------------------------
-    def update(self, preds: Sequence[PostSpans], golds: Sequence[PostSpans]) -> None:
-        self.total.add(self.increments(preds, golds))
-
-    def compute(self) -> dict[str, dict[str, float]]:
-        return self.scores(self.total)
-
-    def counts(self) -> dict[str, list[int]]:
-        """Predicted and gold span counts per view, e.g. to warn when predictions collapse to nothing."""
-        return self.span_counts(self.total)
-
-    def compute_per_label(self) -> dict[str, dict[str, dict[str, float]]]:
-        return self.label_scores(self.total)

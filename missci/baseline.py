@@ -28,9 +28,14 @@ from missci.analysis.baselines import (  # noqa: F401  (re-exported: the library
     run_majority_baseline,
     run_random_baseline,
 )
-from missci.cli_options import add_data_options, add_premise_options, premise_metrics_from_args, print_result
+from missci.cli_options import (
+    add_shared_options,
+    add_subset_options,
+    chosen_arguments,
+    premise_metrics_from_args,
+    print_result,
+)
 from missci.dataset.reader import load_split
-from missci.dataset.selection import select
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,27 +65,20 @@ def build_parser() -> argparse.ArgumentParser:
         default="dev",
         help="split whose most frequent class the majority baseline predicts",
     )
-    parser.add_argument("--max-arguments", type=int, default=None, help="only the first N arguments")
-    parser.add_argument(
-        "--max-fallacies",
-        type=int,
-        default=None,
-        help="only the first N R_i (the subset a reduced run with task.max_fallacies=N predicts)",
-    )
+    add_subset_options(parser)
     parser.add_argument(
         "--out",
         default=None,
         help="also write the result as JSON to this file (e.g. results/<name>/baseline-test.json for missci.report)",
     )
-    add_data_options(parser)
-    add_premise_options(parser)
+    add_shared_options(parser)
     return parser
 
 
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    arguments = select(load_split(args.split, args.data), args.max_arguments, args.max_fallacies)
+    arguments = chosen_arguments(args)
     if args.kind == "majority":
         chosen = majority_class(load_split(args.majority_from, args.data))
         result = run_majority_baseline(

@@ -1,4 +1,4 @@
-"""Command-line options shared by the Missci CLIs (data folder, split, premise-metric models)."""
+"""Command-line options shared by the Missci CLIs (data folder, split, subset, premise-metric models)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,30 @@ import argparse
 import json
 
 from metrics.missci_premise import PAPER_MODELS, PremiseMetricConfig
+from missci.dataset.reader import Argument, load_split
+from missci.dataset.selection import select
+
+
+def add_shared_options(parser: argparse.ArgumentParser) -> None:
+    """The data, split, ``--json`` and premise-metric options every Missci scoring command has."""
+    add_data_options(parser)
+    add_premise_options(parser)
+
+
+def add_subset_options(parser: argparse.ArgumentParser) -> None:
+    """``--max-arguments`` / ``--max-fallacies``: the subset ``chosen_arguments`` keeps."""
+    parser.add_argument("--max-arguments", type=int, default=None, help="only the first N arguments")
+    parser.add_argument(
+        "--max-fallacies",
+        type=int,
+        default=None,
+        help="only the first N R_i (the subset a reduced run with task.max_fallacies=N predicts)",
+    )
+
+
+def chosen_arguments(args: argparse.Namespace) -> list[Argument]:
+    """The arguments of ``--split`` in ``--data``, cut to ``--max-arguments`` / ``--max-fallacies``."""
+    return select(load_split(args.split, args.data), args.max_arguments, args.max_fallacies)
 
 
 def add_data_options(parser: argparse.ArgumentParser) -> None:

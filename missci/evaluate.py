@@ -14,7 +14,7 @@ from missci.analysis.evaluation import (  # noqa: F401  (re-exported: the librar
     consistency,
     evaluate,
 )
-from missci.cli_options import add_data_options, add_premise_options, premise_metrics_from_args, print_result
+from missci.cli_options import add_shared_options, premise_metrics_from_args, print_result
 from missci.dataset.prediction_file import read_predictions
 from missci.dataset.reader import load_split
 
@@ -28,8 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--only-predicted", action="store_true", help="evaluate only the arguments that have predictions"
     )
-    add_data_options(parser)
-    add_premise_options(parser)
+    add_shared_options(parser)
     return parser
 
 

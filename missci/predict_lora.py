@@ -54,7 +54,7 @@ from models.llm.generation import DEFAULT_CANDIDATE_BATCH_SIZE
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from missci.cli_options import add_data_options, add_premise_options
+    from missci.cli_options import add_shared_options, add_subset_options
 
     parser = command_parser("missci.predict_lora", __doc__.splitlines()[0])
     parser.add_argument("adapter", metavar="ADAPTER_DIR", help="fold<k>/adapter folder of a fine-tuning run")
@@ -67,8 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="k best beams or k seeded samples (default: as trained)",
     )
     parser.add_argument("--max-new-tokens", type=int, default=None, help="tokens per candidate (default: as trained)")
-    parser.add_argument("--max-arguments", type=int, default=None, help="only the first N arguments")
-    parser.add_argument("--max-fallacies", type=int, default=None, help="only the first N fallacies")
+    add_subset_options(parser)
     parser.add_argument("--merge", action="store_true", help="merge the adapter into the base before predicting")
     parser.add_argument("--device", default=None, help="cpu, cuda, … (default: as the base model's config)")
     parser.add_argument(
@@ -91,20 +90,17 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"prompts per generation batch of the transformers backend (default: {DEFAULT_CANDIDATE_BATCH_SIZE})",
     )
     parser.add_argument("--evaluate", action="store_true", help="score the predictions and print the metrics")
-    add_data_options(parser)
-    add_premise_options(parser)
+    add_shared_options(parser)
     return parser
 
 
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> dict:
-    from missci.cli_options import premise_metrics_from_args, print_result
-    from missci.dataset.reader import load_split
-    from missci.dataset.selection import select
+    from missci.cli_options import chosen_arguments, premise_metrics_from_args, print_result
 
     args = build_parser().parse_args(argv)
     backend, bundle = load_tuned_backend(args.adapter, args.merge, args.device, args.backend, args.trust_remote_code)
-    arguments = select(load_split(args.split, args.data), args.max_arguments, args.max_fallacies)
+    arguments = chosen_arguments(args)
     seen = set(bundle.get("trained_on_arguments", [])) & {a.id for a in arguments}
     if seen:
         log.warning(

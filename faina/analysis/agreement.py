@@ -28,7 +28,7 @@ import numpy as np
 from common.errors import UserError
 from faina.data.coarse import coarse_corpus, coarse_rows
 from faina.formats.labels import LabelInventory
-from faina.formats.records import PostCorpus, SpanCorpus
+from faina.formats.records import PostCorpus, SpanCorpus, labels_used
 from faina.formats.tsv import post_corpus_from_spans
 
 GAMMA_SAMPLES = 30
@@ -154,10 +154,6 @@ def kappa_per_label(corpus: SpanCorpus | PostCorpus, labels: list[str]) -> dict[
 
 
 # --- human ceiling ------------------------------------------------------------------------------
-def _span_grain(corpus: SpanCorpus, inventory: LabelInventory) -> str:
-    return inventory.grain_of({s.label for p in corpus.posts for v in (p.spans or ()) for s in v})
-
-
 def _views_apart(corpus, view: int):
     """(the view as a one-column prediction, the other views as gold) of a span or post corpus."""
     others = [v for v in range(corpus.num_views) if v != view]
@@ -195,7 +191,7 @@ def human_ceiling(corpus: SpanCorpus | PostCorpus, inventory: LabelInventory) ->
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroDenominatorWarning)
         if isinstance(corpus, SpanCorpus):
-            grain = _span_grain(corpus, inventory)
+            grain = inventory.grain_of(labels_used(corpus))
             if grain == "fine":
                 result["span-fine"] = _ceiling(corpus, score_spans, "fine", inventory, exact=True)
             result["span-coarse"] = _ceiling(
@@ -208,7 +204,7 @@ def human_ceiling(corpus: SpanCorpus | PostCorpus, inventory: LabelInventory) ->
             rows = post_corpus_from_spans(corpus)
         else:
             rows = corpus
-            grain = inventory.grain_of({label for r in rows.rows for v in r.labels for label in v})
+            grain = inventory.grain_of(labels_used(rows))
         if grain == "fine":
             result["post-fine"] = _ceiling(rows, score_posts, "fine", inventory)
         result["post-coarse"] = _ceiling(

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from common.errors import UserError
 from faina.analysis.span_html import MARK, STYLE, Palette, inventory_order, render_view
-from faina.formats.conll import check_aligned, read_conll
+from faina.formats.alignment import check_aligned
+from faina.formats.any_file import read_any
 from faina.formats.labels import LabelInventory
 from faina.formats.records import Span, SpanCorpus, refuse_not_annotated
 
@@ -96,7 +97,7 @@ def show(
     labels: str = "faina",
 ) -> Path:
     inventory = LabelInventory.load(labels)
-    gold = read_conll(file, inventory)
+    gold = read_any(file, inventory, level="span")
     refuse_not_annotated(gold, "faina.show")
     if not gold.labelled:
         raise UserError(
@@ -106,7 +107,7 @@ def show(
         )
     predicted = None
     if pred is not None:
-        predicted = read_conll(pred, inventory)
+        predicted = read_any(pred, inventory, level="span")
         check_aligned(gold, predicted)
     indices = choose_posts(gold, posts, limit)
     out = Path(out)

@@ -62,3 +62,8 @@ def coarse_rows(corpus: PostCorpus, inventory: LabelInventory) -> PostCorpus:
         for r in corpus.rows
     )
     return PostCorpus(rows, corpus.num_views, path=corpus.path)
+
+
+def coarse_of(corpus: SpanCorpus | PostCorpus, inventory: LabelInventory) -> SpanCorpus | PostCorpus:
+    """The coarse view of a span or post corpus (``coarse_corpus`` / ``coarse_rows``)."""
+    return coarse_corpus(corpus, inventory) if isinstance(corpus, SpanCorpus) else coarse_rows(corpus, inventory)

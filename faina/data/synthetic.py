@@ -10,10 +10,10 @@ from pathlib import Path
 
 from common.errors import UserError
 from faina.data import synthetic_lexicon as lex
-from faina.formats.conll import write_conll
+from faina.formats.any_file import write_any
 from faina.formats.records import Post, Span, SpanCorpus
 from faina.formats.tokenization import tokenize  # the one tokenisation rule (raw-text tagging uses it too)
-from faina.formats.tsv import post_corpus_from_spans, write_post_tsv
+from faina.formats.tsv import post_corpus_from_spans
 
 DEFAULT_POSTS = 300
 
@@ -287,6 +287,6 @@ def write_sample(
     outputs = [(SAMPLE_NAME, corpus)] + ([(UNLABELLED_NAME, unlabelled_copy(corpus))] if unlabelled else [])
     paths = []
     for name, data in outputs:
-        paths.append(write_conll(data, out_dir / f"{name}.conll"))
-        paths.append(write_post_tsv(post_corpus_from_spans(data), out_dir / f"{name}.tsv"))
+        paths.append(write_any(data, out_dir / f"{name}.conll"))
+        paths.append(write_any(post_corpus_from_spans(data), out_dir / f"{name}.tsv"))
     return corpus, paths

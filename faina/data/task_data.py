@@ -1,9 +1,10 @@
 """The labelled (and optionally unlabelled) posts of one Faina task, at the task's label grain.
 
-This is the single place that turns files into what a task trains on: it reads the level's file (CoNLL for
-span tasks, TSV for post tasks), derives coarse labels through the taxonomy when a coarse task is given a
-fine-labelled file, aggregates the annotator views when ``data.targets`` asks for it (``faina.data.targets``), and
-lists the label inventory of the grain in decoder order.
+This is the single place that turns files into what a task trains on: it reads the level's file (any format of
+the level registered in ``faina.formats.any_file``: CoNLL for span tasks, TSV for post tasks), derives coarse
+labels through the taxonomy when a coarse task is given a fine-labelled file, aggregates the annotator views
+when ``data.targets`` asks for it (``faina.data.targets``), and lists the label inventory of the grain in decoder
+order.
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from common.errors import UserError
-from faina.data.coarse import coarse_corpus, coarse_rows
+from faina.data.coarse import coarse_of
 from faina.data.targets import aggregate_corpus, model_views
-from faina.formats.conll import read_conll
+from faina.formats.any_file import read_any
 from faina.formats.labels import LabelInventory
-from faina.formats.records import PostCorpus, SpanCorpus
-from faina.formats.tsv import read_post_tsv
+from faina.formats.records import PostCorpus, SpanCorpus, labels_used
 
 log = logging.getLogger(__name__)
 
@@ -62,22 +62,15 @@ class TaskData:
 
 
 def read_level(path: str | Path, level: str, grain: str, inventory: LabelInventory, repair: bool = False):
-    """Read one file of the task's level and bring it to the task's grain."""
-    if level == "span":
-        corpus = read_conll(path, inventory, repair=repair)
-        for message in corpus.repairs:
-            log.warning("repaired: %s", message)
-        return coarse_corpus(corpus, inventory) if grain == "coarse" else _only_fine(corpus, inventory)
-    corpus = read_post_tsv(path, inventory)
-    return coarse_rows(corpus, inventory) if grain == "coarse" else _only_fine(corpus, inventory)
+    """Read one file of the task's level (``faina.formats.any_file``) and bring it to the task's grain."""
+    corpus = read_any(path, inventory, level=level, repair=repair)
+    for message in corpus.repairs:
+        log.warning("repaired: %s", message)
+    return coarse_of(corpus, inventory) if grain == "coarse" else _only_fine(corpus, inventory)
 
 
 def _only_fine(corpus, inventory: LabelInventory):
-    if isinstance(corpus, SpanCorpus):
-        labels = {s.label for p in corpus.posts for view in (p.spans or ()) for s in view or ()}
-    else:
-        labels = {label for r in corpus.rows for view in r.labels for label in view or ()}
-    coarse = labels & set(inventory.coarse)
+    coarse = labels_used(corpus) & set(inventory.coarse)
     if coarse:
         raise UserError(
             f"the file holds coarse categories ({', '.join(sorted(coarse))}) but the task is fine-grained",

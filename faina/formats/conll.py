@@ -8,29 +8,18 @@ what was read gives the same bytes back for a well-formed file; predictions writ
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from common.errors import UserError
+from faina.formats.alignment import check_aligned  # noqa: F401  (re-exported: the span files' alignment check)
 from faina.formats.labels import LabelInventory
+from faina.formats.reading_checks import LabelGrains, allowed_labels, unique_post_ids, unknown_label_error
 from faina.formats.records import NOT_ANNOTATED, Post, Span, SpanCorpus, span_order
 from faina.formats.text_file import read_lines
 
 HEADER_KEYS = ("post_id", "post_date", "post_topic_keywords", "post_text")
 OUTSIDE = "O"
-
-
-def unknown_label_error(label: str, allowed: Iterable[str], inventory: LabelInventory, path, line) -> UserError:
-    close = difflib.get_close_matches(label, list(allowed), n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    return UserError(
-        f"unknown label {label!r}",
-        path=path,
-        line=line,
-        fix=f"{hint}use a label of the inventory {inventory.name!r} ({inventory.source}) "
-        "or set data.labels to an inventory that has it",
-    )
 
 
 class _PostParser:
@@ -152,159 +141,179 @@ def read_conll(
     inventory = inventory or LabelInventory.load()
     path = str(path)
     lines = read_lines(path)
-    allowed = set(inventory.labels_of(grain)) if grain else set(inventory.fine) | set(inventory.coarse)
+    token_lines = _TokenLines(path, inventory, allowed_labels(inventory, grain), repair)
+    post_ids = unique_post_ids(path, "# post_id")
     posts: list[Post] = []
-    seen_ids: dict[str, int] = {}
-    repairs: list[str] = []
-    warnings: list[str] = []
-    num_views: int | None = None
-    file_labelled: bool | None = None
-    grain_seen: dict[str, int] = {}
-    i, n = 0, len(lines)
-    while i < n:
+    i = 0
+    while i < len(lines):
         if lines[i] == "":
             i += 1
             continue
         start = i + 1
-        header: dict[str, str] = {}
-        for key in HEADER_KEYS:
-            prefix = f"# {key} = "
-            if i >= n or not lines[i].startswith(prefix):
-                found = repr(lines[i][:40]) if i < n else "the end of the file"
-                raise UserError(
-                    f"expected the header line '{prefix}...', found {found}",
-                    path=path,
-                    line=i + 1,
-                    fix="start every post with the four header lines # post_id, # post_date, "
-                    "# post_topic_keywords, # post_text, and separate posts by one blank line",
-                )
-            header[key] = lines[i][len(prefix) :]
-            i += 1
-        post_id = header["post_id"]
-        if post_id in seen_ids:
+        header, i = read_header(lines, i, path)
+        post_ids.add(header["post_id"], start)
+        post, i = token_lines.read_post(lines, i, header, start)
+        posts.append(post)
+    if not posts:
+        raise UserError("no posts found", path=path, fix="a post starts with '# post_id = ...'")
+    token_lines.grains.refuse_mixed(path)
+    return SpanCorpus(
+        tuple(posts),
+        token_lines.num_views or 0,
+        path=path,
+        trailing_blank_line=lines[-1] == "",
+        repairs=tuple(token_lines.repairs),
+        warnings=tuple(token_lines.warnings),
+    )
+
+
+def read_header(lines: Sequence[str], i: int, path: str) -> tuple[dict[str, str], int]:
+    """The four ``# key = value`` header lines of the post starting at ``lines[i]``, and the index after them."""
+    header: dict[str, str] = {}
+    for key in HEADER_KEYS:
+        prefix = f"# {key} = "
+        if i >= len(lines) or not lines[i].startswith(prefix):
+            found = repr(lines[i][:40]) if i < len(lines) else "the end of the file"
             raise UserError(
-                f"duplicate post id {post_id!r} (first at line {seen_ids[post_id]})",
+                f"expected the header line '{prefix}...', found {found}",
                 path=path,
-                line=start,
-                fix="give every post a unique # post_id",
+                line=i + 1,
+                fix="start every post with the four header lines # post_id, # post_date, "
+                "# post_topic_keywords, # post_text, and separate posts by one blank line",
             )
-        seen_ids[post_id] = start
+        header[key] = lines[i][len(prefix) :]
+        i += 1
+    return header, i
+
+
+class _TokenLines:
+    """Reads the token lines of each post in turn, with what holds for the whole file: the number of label columns
+    (set by the first token line), whether the file is labelled (set by its first post), the label grains it uses,
+    and the repairs and warnings of every post."""
+
+    def __init__(self, path: str, inventory: LabelInventory, allowed: set[str], repair: bool):
+        self.path = path
+        self.inventory = inventory
+        self.allowed = allowed
+        self.repair = repair
+        self.num_views: int | None = None
+        self.file_labelled: bool | None = None
+        self.grains = LabelGrains(inventory)
+        self.repairs: list[str] = []
+        self.warnings: list[str] = []
+
+    def read_post(self, lines: Sequence[str], i: int, header: dict[str, str], start: int) -> tuple[Post, int]:
+        """The post whose token lines start at ``lines[i]`` (its header read), and the index of the line after."""
         tokens: list[str] = []
         parser: _PostParser | None = None
         post_labelled: bool | None = None
-        while i < n and lines[i] != "":
+        while i < len(lines) and lines[i] != "":
             line_no = i + 1
-            parts = lines[i].split("\t")
-            if num_views is None:
-                if len(parts) < 3:
-                    raise UserError(
-                        f"a token line has {len(parts)} tab-separated column(s); expected the index, "
-                        "the token and one label column per annotator",
-                        path=path,
-                        line=line_no,
-                        fix="separate columns with tabs; leave label cells empty in unlabelled files",
-                    )
-                num_views = len(parts) - 2
-            if len(parts) != num_views + 2:
-                raise UserError(
-                    f"expected {num_views + 2} tab-separated columns (index, token, {num_views} label "
-                    f"columns, as on the file's first token line), found {len(parts)}",
-                    path=path,
-                    line=line_no,
-                    fix="give every token line the same number of columns",
-                )
-            expected = len(tokens) + 1
-            if parts[0] != str(expected):
-                what = (
-                    "a post header must follow a blank line"
-                    if parts[0].startswith("#")
-                    else "token indices run 1, 2, 3 ... within each post"
-                )
-                raise UserError(
-                    f"token index {parts[0]!r} where {expected} was expected ({what})",
-                    path=path,
-                    line=line_no,
-                    fix="renumber the tokens of the post consecutively from 1",
-                )
-            cells = parts[2:]
-            empty = [cell == "" for cell in cells]
-            if any(empty) and not all(empty):
-                raise UserError(
-                    "some label cells are empty and others are not",
-                    path=path,
-                    line=line_no,
-                    fix="fill every label cell (O when outside spans) or leave all empty (unlabelled)",
-                )
-            labelled = not empty[0]
+            token, cells = self._columns(lines[i].split("\t"), len(tokens) + 1, line_no)
+            labelled = self._labelled(cells, line_no)
             if post_labelled is None:
                 post_labelled = labelled
-                if file_labelled is None:
-                    file_labelled = labelled
-                elif file_labelled != labelled:
-                    raise UserError(
-                        "the file mixes labelled and unlabelled posts",
-                        path=path,
-                        line=line_no,
-                        fix="label every post, or leave every label cell of the file empty",
-                    )
-                parser = _PostParser(path, num_views, repair)
+                self._check_file_labelled(labelled, line_no)
+                parser = _PostParser(self.path, self.num_views, self.repair)
             elif labelled != post_labelled:
                 raise UserError(
                     "the post mixes labelled and unlabelled tokens",
-                    path=path,
+                    path=self.path,
                     line=line_no,
                     fix="fill every label cell of the post (O when outside spans)",
                 )
             if labelled:
-                parser.add_token(expected, cells, line_no, allowed, inventory)
-                for cell in cells:
-                    if cell not in (OUTSIDE, NOT_ANNOTATED):
-                        tags = cell.split("|")
-                        for tag in tags:
-                            grain_seen.setdefault("coarse" if tag[2:] in inventory.coarse else "fine", line_no)
-                        if [t[2:] for t in tags] != sorted(t[2:] for t in tags):
-                            warnings.append(f"{path}:{line_no}: tags not ordered by label name ({cell})")
-            tokens.append(parts[1])
+                parser.add_token(len(tokens) + 1, cells, line_no, self.allowed, self.inventory)
+                self._note_tags(cells, line_no)
+            tokens.append(token)
             i += 1
         if not tokens:
             raise UserError(
-                f"post {post_id!r} has no token lines",
-                path=path,
+                f"post {header['post_id']!r} has no token lines",
+                path=self.path,
                 line=start,
                 fix="add its tokens (index<TAB>token<TAB>labels...) after the four header lines",
             )
         spans = parser.finish() if post_labelled else None
-        if parser is not None:
-            repairs.extend(parser.repairs)
-        posts.append(
-            Post(
-                post_id,
-                header["post_date"],
-                header["post_topic_keywords"],
-                header["post_text"],
-                tuple(tokens),
-                spans,
-                line=start,
+        self.repairs.extend(parser.repairs)
+        post = Post(
+            header["post_id"],
+            header["post_date"],
+            header["post_topic_keywords"],
+            header["post_text"],
+            tuple(tokens),
+            spans,
+            line=start,
+        )
+        return post, i
+
+    def _columns(self, parts: list[str], expected: int, line_no: int) -> tuple[str, list[str]]:
+        """The token and label cells of a token line, its column count and index (``expected``) checked."""
+        if self.num_views is None:
+            if len(parts) < 3:
+                raise UserError(
+                    f"a token line has {len(parts)} tab-separated column(s); expected the index, "
+                    "the token and one label column per annotator",
+                    path=self.path,
+                    line=line_no,
+                    fix="separate columns with tabs; leave label cells empty in unlabelled files",
+                )
+            self.num_views = len(parts) - 2
+        if len(parts) != self.num_views + 2:
+            raise UserError(
+                f"expected {self.num_views + 2} tab-separated columns (index, token, {self.num_views} label "
+                f"columns, as on the file's first token line), found {len(parts)}",
+                path=self.path,
+                line=line_no,
+                fix="give every token line the same number of columns",
             )
-        )
-    if not posts:
-        raise UserError("no posts found", path=path, fix="a post starts with '# post_id = ...'")
-    if len(grain_seen) > 1:
-        raise UserError(
-            "the file mixes fine labels and coarse categories",
-            path=path,
-            line=max(grain_seen.values()),
-            fix="use one label grain per file (coarse files hold only the macro-categories)",
-        )
-    trailing_blank = lines[-1] == ""
-    return SpanCorpus(
-        tuple(posts),
-        num_views or 0,
-        path=path,
-        trailing_blank_line=trailing_blank,
-        repairs=tuple(repairs),
-        warnings=tuple(warnings),
-    )
+        if parts[0] != str(expected):
+            what = (
+                "a post header must follow a blank line"
+                if parts[0].startswith("#")
+                else "token indices run 1, 2, 3 ... within each post"
+            )
+            raise UserError(
+                f"token index {parts[0]!r} where {expected} was expected ({what})",
+                path=self.path,
+                line=line_no,
+                fix="renumber the tokens of the post consecutively from 1",
+            )
+        return parts[1], parts[2:]
+
+    def _labelled(self, cells: list[str], line_no: int) -> bool:
+        """Whether the token line carries labels: all its cells filled, or none."""
+        empty = [cell == "" for cell in cells]
+        if any(empty) and not all(empty):
+            raise UserError(
+                "some label cells are empty and others are not",
+                path=self.path,
+                line=line_no,
+                fix="fill every label cell (O when outside spans) or leave all empty (unlabelled)",
+            )
+        return not empty[0]
+
+    def _check_file_labelled(self, labelled: bool, line_no: int) -> None:
+        """A post's first token line decides whether it is labelled; every post of a file must agree."""
+        if self.file_labelled is None:
+            self.file_labelled = labelled
+        elif self.file_labelled != labelled:
+            raise UserError(
+                "the file mixes labelled and unlabelled posts",
+                path=self.path,
+                line=line_no,
+                fix="label every post, or leave every label cell of the file empty",
+            )
+
+    def _note_tags(self, cells: list[str], line_no: int) -> None:
+        """The grain of each tag, and a warning for a cell whose tags are not in label-name order."""
+        for cell in cells:
+            if cell not in (OUTSIDE, NOT_ANNOTATED):
+                tags = cell.split("|")
+                for tag in tags:
+                    self.grains.saw(tag[2:], line_no)
+                if [t[2:] for t in tags] != sorted(t[2:] for t in tags):
+                    self.warnings.append(f"{self.path}:{line_no}: tags not ordered by label name ({cell})")
 
 
 def _cells(post: Post, num_views: int) -> list[list[str]]:
@@ -356,28 +365,3 @@ def write_conll(corpus: SpanCorpus, path: str | Path) -> Path:
     from common.io import atomic_write_text
 
     return atomic_write_text(path, format_conll(corpus))
-
-
-def check_aligned(gold: SpanCorpus, pred: SpanCorpus) -> None:
-    """Raise unless both files hold the same posts, in the same order, with the same tokens."""
-    if len(gold.posts) != len(pred.posts):
-        raise UserError(
-            f"{len(pred.posts)} posts, but the gold file {gold.path} has {len(gold.posts)}",
-            path=pred.path,
-            fix="predict every post of the gold file, in its order",
-        )
-    for g, p in zip(gold.posts, pred.posts):
-        if g.post_id != p.post_id:
-            raise UserError(
-                f"post {p.post_id!r} where the gold file has {g.post_id!r} (line {g.line})",
-                path=pred.path,
-                line=p.line,
-                fix="keep the posts in the gold file's order",
-            )
-        if len(g.tokens) != len(p.tokens):
-            raise UserError(
-                f"post {p.post_id!r} has {len(p.tokens)} tokens, the gold file {len(g.tokens)}",
-                path=pred.path,
-                line=p.line,
-                fix="keep the gold file's tokenisation",
-            )

@@ -19,6 +19,7 @@ __all__ = [
     "PostRow",
     "SpanCorpus",
     "PostCorpus",
+    "labels_used",
     "annotated_mask",
     "has_not_annotated",
 ]
@@ -107,6 +108,11 @@ class SpanCorpus:
     def __len__(self) -> int:
         return len(self.posts)
 
+    @property
+    def items(self) -> tuple[Post, ...]:
+        """The posts, under the name ``PostCorpus`` gives its rows: what code serving both levels iterates."""
+        return self.posts
+
     def replace_posts(self, posts: Sequence[Post]) -> SpanCorpus:
         return replace(self, posts=tuple(posts), repairs=(), warnings=())
 
@@ -118,9 +124,22 @@ class PostCorpus:
     rows: tuple[PostRow, ...]
     num_views: int
     path: str = "<memory>"
+    repairs: tuple[str, ...] = ()  # always empty (a TSV cell has no BIO tags to repair): both corpora answer alike
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @property
+    def items(self) -> tuple[PostRow, ...]:
+        """The rows, under the name ``SpanCorpus`` gives its posts."""
+        return self.rows
+
+
+def labels_used(corpus: SpanCorpus | PostCorpus) -> set[str]:
+    """Every label the annotated views of the corpus carry (span labels, or the labels of post cells)."""
+    if isinstance(corpus, SpanCorpus):
+        return {s.label for post in corpus.posts for view in (post.spans or ()) for s in view or ()}
+    return {label for row in corpus.rows for view in row.labels for label in view or ()}
 
 
 def annotated_mask(corpus: SpanCorpus | PostCorpus) -> list[list[bool]]:
@@ -137,8 +156,7 @@ def refuse_not_annotated(corpus: SpanCorpus | PostCorpus, tool: str) -> None:
         return
     from common.errors import UserError
 
-    items = corpus.posts if isinstance(corpus, SpanCorpus) else corpus.rows
-    first = next(item for item in items if not all(item.annotated(v) for v in range(corpus.num_views)))
+    first = next(item for item in corpus.items if not all(item.annotated(v) for v in range(corpus.num_views)))
     raise UserError(
         f"{tool} has no rule for views that did not annotate a post (the {NOT_ANNOTATED!r} marker, first on post "
         f"{first.post_id!r})",

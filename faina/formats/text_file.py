@@ -6,6 +6,16 @@ from pathlib import Path
 
 from common.errors import UserError
 
+# Characters that mean the file is not the UTF-8, Unix-lines text the readers expect: (character, message, fix).
+_REFUSED_CHARACTERS = (
+    (
+        "\x00",
+        "the file holds NUL bytes (UTF-16 or a binary file, not UTF-8 text)",
+        "re-encode the file as UTF-8, e.g. `iconv -f utf-16 -t utf-8`",
+    ),
+    ("\r", "Windows (CRLF) line endings", "convert the file to Unix line endings, e.g. `sed -i 's/\\r$//' FILE`"),
+)
+
 
 def read_lines(path: str | Path) -> list[str]:
     """The file's lines without their ``\\n``; the last empty element of a final newline is dropped."""
@@ -25,22 +35,10 @@ def read_lines(path: str | Path) -> list[str]:
             line=line,
             fix="re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`",
         ) from None
-    if "\x00" in text:
-        line = text[: text.index("\x00")].count("\n") + 1
-        raise UserError(
-            "the file holds NUL bytes (UTF-16 or a binary file, not UTF-8 text)",
-            path=path,
-            line=line,
-            fix="re-encode the file as UTF-8, e.g. `iconv -f utf-16 -t utf-8`",
-        )
-    if "\r" in text:
-        line = text[: text.index("\r")].count("\n") + 1
-        raise UserError(
-            "Windows (CRLF) line endings",
-            path=path,
-            line=line,
-            fix="convert the file to Unix line endings, e.g. `sed -i 's/\\r$//' FILE`",
-        )
+    for character, message, fix in _REFUSED_CHARACTERS:
+        if character in text:
+            line = text[: text.index(character)].count("\n") + 1
+            raise UserError(message, path=path, line=line, fix=fix)
     text = text.removeprefix("\ufeff")
     lines = text.split("\n")
     if lines and lines[-1] == "":

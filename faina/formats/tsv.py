@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from common.errors import UserError
-from faina.formats.conll import unknown_label_error
+from faina.formats.alignment import check_aligned as check_rows_aligned  # noqa: F401  (re-exported)
 from faina.formats.labels import LabelInventory
+from faina.formats.reading_checks import LabelGrains, allowed_labels, unique_post_ids, unknown_label_error
 from faina.formats.records import NOT_ANNOTATED, PostCorpus, PostRow, SpanCorpus
 from faina.formats.text_file import read_lines
 
@@ -24,7 +25,11 @@ def header_for(num_views: int) -> str:
     return "\t".join([*FIXED_COLUMNS, *(f"labels_a{v + 1}" for v in range(num_views))])
 
 
-def read_post_tsv(path: str | Path, inventory: LabelInventory | None = None, *, grain: str | None = None) -> PostCorpus:
+def read_post_tsv(
+    path: str | Path, inventory: LabelInventory | None = None, *, repair: bool = False, grain: str | None = None
+) -> PostCorpus:
+    """Read and validate a post-level file. ``grain`` restricts the labels as in ``read_conll``; ``repair`` is
+    accepted so that every format's reader has one signature (a TSV cell has no BIO tags to repair)."""
     inventory = inventory or LabelInventory.load()
     path = str(path)
     lines = read_lines(path)
@@ -37,10 +42,10 @@ def read_post_tsv(path: str | Path, inventory: LabelInventory | None = None, *, 
             line=1,
             fix=f"start the file with the header '{header_for(2)}' (one labels_* column per annotator)",
         )
-    allowed = set(inventory.labels_of(grain)) if grain else set(inventory.fine) | set(inventory.coarse)
+    allowed = allowed_labels(inventory, grain)
     rows: list[PostRow] = []
-    seen: dict[str, int] = {}
-    grain_seen: dict[str, int] = {}
+    post_ids = unique_post_ids(path, "post_id")
+    grains = LabelGrains(inventory)
     for index, line in enumerate(lines[1:], start=2):
         parts = line.split("\t")
         if len(parts) != len(columns):
@@ -50,15 +55,7 @@ def read_post_tsv(path: str | Path, inventory: LabelInventory | None = None, *, 
                 line=index,
                 fix="one post per line; no tabs or newlines inside the text; empty cells stay as tabs",
             )
-        post_id = parts[0]
-        if post_id in seen:
-            raise UserError(
-                f"duplicate post id {post_id!r} (first at line {seen[post_id]})",
-                path=path,
-                line=index,
-                fix="give every post a unique post_id",
-            )
-        seen[post_id] = index
+        post_ids.add(parts[0], index)
         labels = []
         for view, cell in enumerate(parts[4:]):
             if cell == NOT_ANNOTATED:
@@ -84,7 +81,7 @@ def read_post_tsv(path: str | Path, inventory: LabelInventory | None = None, *, 
                     )
                 if label not in allowed:
                     raise unknown_label_error(label, allowed, inventory, path, index)
-                grain_seen.setdefault("coarse" if label in inventory.coarse else "fine", index)
+                grains.saw(label, index)
             if len(set(items)) != len(items):
                 raise UserError(
                     f"a label repeats in the cell {cell!r}",
@@ -93,16 +90,10 @@ def read_post_tsv(path: str | Path, inventory: LabelInventory | None = None, *, 
                     fix="list each label of a post once per annotator",
                 )
             labels.append(items)
-        rows.append(PostRow(post_id, parts[1], parts[2], parts[3], tuple(labels), line=index))
+        rows.append(PostRow(parts[0], parts[1], parts[2], parts[3], tuple(labels), line=index))
     if not rows:
         raise UserError("the file has a header but no posts", path=path, line=1, fix="add one line per post")
-    if len(grain_seen) > 1:
-        raise UserError(
-            "the file mixes fine labels and coarse categories",
-            path=path,
-            line=max(grain_seen.values()),
-            fix="use one label grain per file",
-        )
+    grains.refuse_mixed(path)
     return PostCorpus(tuple(rows), num_views, path=path)
 
 
@@ -141,20 +132,3 @@ def post_corpus_from_spans(corpus: SpanCorpus) -> PostCorpus:
         for p in corpus.posts
     )
     return PostCorpus(rows, corpus.num_views, path=corpus.path)
-
-
-def check_rows_aligned(gold: PostCorpus, pred: PostCorpus) -> None:
-    if len(gold.rows) != len(pred.rows):
-        raise UserError(
-            f"{len(pred.rows)} posts, but the gold file {gold.path} has {len(gold.rows)}",
-            path=pred.path,
-            fix="predict every post of the gold file, in its order",
-        )
-    for g, p in zip(gold.rows, pred.rows):
-        if g.post_id != p.post_id:
-            raise UserError(
-                f"post {p.post_id!r} where the gold file has {g.post_id!r} (line {g.line})",
-                path=pred.path,
-                line=p.line,
-                fix="keep the posts in the gold file's order",
-            )

@@ -6,10 +6,18 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import UserError
-from faina.data.coarse import coarse_corpus, coarse_rows
+from faina.data.coarse import coarse_of
+from faina.formats.alignment import check_aligned
+from faina.formats.any_file import read_any
 from faina.formats.labels import LabelInventory
-from faina.formats.records import NOT_ANNOTATED, PostCorpus, SpanCorpus, annotated_mask, has_not_annotated
-from faina.formats.tsv import check_rows_aligned, read_post_tsv
+from faina.formats.records import (
+    NOT_ANNOTATED,
+    PostCorpus,
+    SpanCorpus,
+    annotated_mask,
+    has_not_annotated,
+    labels_used,
+)
 from metrics.faina_post_counts import PostMicroTally
 from metrics.faina_span_sums import SpanOverlapTally
 
@@ -29,20 +37,17 @@ def parse_task(task: str) -> tuple[str, str]:
 
 
 # --- reading -------------------------------------------------------------------------------------
-def _span_grain(corpus: SpanCorpus, inventory: LabelInventory) -> str:
-    labels = {s.label for post in corpus.posts if post.spans for view in post.spans for s in view or ()}
-    return inventory.grain_of(labels)
+def read_at_grain(path: str | Path, level: str, grain: str, inventory: LabelInventory, what: str):
+    """Read a file of the task's level (``faina.formats.any_file``) and bring it to the task's grain."""
+    return to_grain(read_any(path, inventory, level=level), grain, inventory, what)
 
 
-def _row_grain(corpus: PostCorpus, inventory: LabelInventory) -> str:
-    return inventory.grain_of({label for row in corpus.rows for view in row.labels for label in view or ()})
-
-
-def _to_grain(corpus, file_grain: str, grain: str, inventory: LabelInventory, derive, what: str):
-    if file_grain == grain:
+def to_grain(corpus: SpanCorpus | PostCorpus, grain: str, inventory: LabelInventory, what: str):
+    """The corpus at the task's grain: a fine file scored on a coarse task gets its macro-categories derived."""
+    if inventory.grain_of(labels_used(corpus)) == grain:
         return corpus
-    if grain == "coarse":  # a fine file scored on a coarse task: derive its macro-categories
-        return derive(corpus, inventory)
+    if grain == "coarse":
+        return coarse_of(corpus, inventory)
     raise UserError(
         f"the {what} file holds coarse categories but the task is fine-grained",
         path=corpus.path,
@@ -50,43 +55,27 @@ def _to_grain(corpus, file_grain: str, grain: str, inventory: LabelInventory, de
     )
 
 
-def prepare_span_corpora(
-    grain: str, gold: SpanCorpus, pred: SpanCorpus, inventory: LabelInventory, one_pred: bool
-) -> tuple[SpanCorpus, SpanCorpus]:
-    """Check the pair can be scored, then bring both to the task's label grain."""
-    for corpus, what in ((gold, "gold"), (pred, "prediction")):
-        if not corpus.labelled:
-            raise UserError(
-                f"the {what} file has empty label cells (an unlabelled file)",
-                path=corpus.path,
-                fix="fill every label cell (O outside spans)",
-            )
+def prepare_corpora(grain: str, gold, pred, inventory: LabelInventory, one_pred: bool):
+    """Check a gold and a prediction corpus (span or post) can be scored together, then bring both to the task's
+    label grain."""
+    if isinstance(gold, SpanCorpus):
+        for corpus, what in ((gold, "gold"), (pred, "prediction")):
+            if not corpus.labelled:
+                raise UserError(
+                    f"the {what} file has empty label cells (an unlabelled file)",
+                    path=corpus.path,
+                    fix="fill every label cell (O outside spans)",
+                )
     _check_views(gold.num_views, pred.num_views, pred.path, one_pred)
     _refuse_marker_in_prediction(pred)
-    from faina.formats.conll import check_aligned  # here: a post-level run need not import the CoNLL reader
-
     check_aligned(gold, pred)
-    gold = _to_grain(gold, _span_grain(gold, inventory), grain, inventory, coarse_corpus, "gold")
-    pred = _to_grain(pred, _span_grain(pred, inventory), grain, inventory, coarse_corpus, "prediction")
-    return gold, pred
-
-
-def prepare_post_corpora(
-    grain: str, gold: PostCorpus, pred: PostCorpus, inventory: LabelInventory, one_pred: bool
-) -> tuple[PostCorpus, PostCorpus]:
-    _check_views(gold.num_views, pred.num_views, pred.path, one_pred)
-    _refuse_marker_in_prediction(pred)
-    check_rows_aligned(gold, pred)
-    gold = _to_grain(gold, _row_grain(gold, inventory), grain, inventory, coarse_rows, "gold")
-    pred = _to_grain(pred, _row_grain(pred, inventory), grain, inventory, coarse_rows, "prediction")
-    return gold, pred
+    return to_grain(gold, grain, inventory, "gold"), to_grain(pred, grain, inventory, "prediction")
 
 
 def _refuse_marker_in_prediction(pred: SpanCorpus | PostCorpus) -> None:
     """A prediction says something about every post and view; the not-annotated marker belongs to gold files."""
     if has_not_annotated(pred):
-        items = pred.posts if isinstance(pred, SpanCorpus) else pred.rows
-        first = next(item for item in items if not all(item.annotated(v) for v in range(pred.num_views)))
+        first = next(item for item in pred.items if not all(item.annotated(v) for v in range(pred.num_views)))
         raise UserError(
             f"the prediction file marks post {first.post_id!r} as not annotated ({NOT_ANNOTATED!r})",
             path=pred.path,
@@ -189,17 +178,12 @@ def _evaluate(
             fix="drop --exact, or score span files with -T span-fine / span-coarse",
         )
     inventory = inventory or LabelInventory.load()
+    gold_c, pred_c = prepare_corpora(
+        grain, read_any(gold, inventory, level=level), read_any(pred, inventory, level=level), inventory, one_pred
+    )
     if level == "span":
-        from faina.formats.conll import read_conll  # here: a post-level run need not import the CoNLL reader
-
-        gold_c, pred_c = prepare_span_corpora(
-            grain, read_conll(gold, inventory), read_conll(pred, inventory), inventory, one_pred
-        )
         outcome = score_spans(grain, gold_c, pred_c, inventory, one_pred=one_pred, per_label=per_label, exact=exact)
     else:
-        gold_c, pred_c = prepare_post_corpora(
-            grain, read_post_tsv(gold, inventory), read_post_tsv(pred, inventory), inventory, one_pred
-        )
         outcome = score_posts(grain, gold_c, pred_c, inventory, one_pred=one_pred, per_label=per_label)
     if soft is not None:
         outcome["soft_labels"] = _soft_labels(level, grain, gold_c, pred_c, soft, prior_from, inventory)
@@ -213,16 +197,7 @@ def _soft_labels(
     from faina.formats.probability_file import read_probabilities
     from faina.scoring.soft_scores import soft_scores
 
-    prior_corpus = None
-    if prior_from is not None:
-        if level == "span":
-            from faina.formats.conll import read_conll
-
-            corpus = read_conll(prior_from, inventory)
-            prior_corpus = _to_grain(corpus, _span_grain(corpus, inventory), grain, inventory, coarse_corpus, "prior")
-        else:
-            corpus = read_post_tsv(prior_from, inventory)
-            prior_corpus = _to_grain(corpus, _row_grain(corpus, inventory), grain, inventory, coarse_rows, "prior")
+    prior_corpus = None if prior_from is None else read_at_grain(prior_from, level, grain, inventory, "prior")
     return soft_scores(gold, read_probabilities(soft), inventory.labels_of(grain), pred, prior_corpus)
 
 
@@ -269,9 +244,7 @@ def format_table(task: str, gold: str, pred: str, outcome: dict[str, Any], one_p
             f"pair(s); posts with no annotated view: {counts['posts_not_annotated']}"
         )
     lines.append("=" * 60)
-    for mode in ("strict", "soft", "exact"):
-        if mode not in scores:
-            continue
+    for mode in [key for key in scores if key != "per_label"]:  # strict, soft, exact ...: in the order computed
         lines += [f"[{mode} evaluation]", f"{'':8}{'prec':>8}{'rec':>8}{'f1':>8}"]
         for view, row in scores[mode].items():
             lines.append(f"{view:8}{_pct(row['precision']):>8}{_pct(row['recall']):>8}{_pct(row['f1']):>8}")

@@ -98,7 +98,7 @@ def check_probabilities_match(
             fix="score it with the task its model was trained for (a coarse task needs a coarse model: "
             "fine probabilities cannot be turned into coarse ones)",
         )
-    items = gold.posts if level == "span" else gold.rows
+    items = gold.items
     if len(items) != len(probabilities.posts):
         raise UserError(
             f"the probability file has {len(probabilities.posts)} posts, the gold file {len(items)}",

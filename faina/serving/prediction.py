@@ -12,11 +12,11 @@ import lightning.pytorch as pl
 import torch
 from lightning.pytorch.callbacks import RichProgressBar
 
-from common.errors import UserError
 from faina.data.datamodule import FainaDataModule
 from faina.data.folds import FoldSplit
 from faina.data.levels import LEVELS
 from faina.data.task_data import read_level
+from faina.formats.any_file import check_readable_by
 from faina.formats.labels import LabelInventory
 from faina.formats.probability_file import write_probabilities
 from faina.serving.fold_model import load_tokenizer
@@ -36,12 +36,7 @@ def predict_file(
     there (``probabilities.jsonl`` layout, docs/soft-labels.md)."""
     model, meta = load_predictor(model_dir, trust_remote_code)
     level = LEVELS[meta["level"]]
-    if not input_path.endswith(f".{level.file_ext}"):
-        raise UserError(
-            f"a {meta['level']}-level model reads .{level.file_ext} files",
-            path=input_path,
-            fix=f"give the {level.file_ext.upper()} file of the same posts",
-        )
+    check_readable_by(input_path, meta["level"], f"{meta['level']}-level model")
     inventory = LabelInventory.load(meta["labels_inventory"])
     corpus = read_level(input_path, meta["level"], meta["grain"], inventory)
     if probabilities_path is None:
@@ -55,19 +50,15 @@ def predict_file(
 def predict_corpus(model, meta: dict, corpus, batch_size: int = 32):
     """The posts of ``corpus`` with ``model``'s labels (one model or an ensemble; ``meta`` from the loader)."""
     outputs = _predict_outputs(model, meta, corpus, batch_size)
-    return LEVELS[meta["level"]].records(corpus, range(len(_items(corpus))), outputs, meta["labels"], meta["num_views"])
+    return LEVELS[meta["level"]].records(corpus, range(len(corpus.items)), outputs, meta["labels"], meta["num_views"])
 
 
 def predict_corpus_with_probabilities(model, meta: dict, corpus, batch_size: int = 32):
     """``(records, probabilities)`` of ``corpus`` from one prediction pass (``faina.serving.probabilities``)."""
     outputs = _predict_outputs(model, meta, corpus, batch_size)
-    indices = range(len(_items(corpus)))
+    indices = range(len(corpus.items))
     records = LEVELS[meta["level"]].records(corpus, indices, outputs, meta["labels"], meta["num_views"])
     return records, probabilities_from_outputs(corpus, indices, outputs, meta["labels"], meta["num_views"])
-
-
-def _items(corpus):
-    return corpus.posts if hasattr(corpus, "posts") else corpus.rows
 
 
 def _predict_outputs(model, meta: dict, corpus, batch_size: int) -> list[dict]:

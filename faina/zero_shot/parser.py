@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -124,9 +125,38 @@ def _scan(text: str) -> tuple[list[str], str, Counter]:
     return contents, ITEM_RE.sub(" ", text), counts
 
 
-class _AnswerParser:
+class _AnswerParser(ABC):
+    """The loop both levels share: bracket items in turn, ``[None]`` noted, each other item turned into
+    predictions by the level's ``_items``, repeats counted, then the level's ``_combine`` of what was kept."""
+
+    needs_tokens = False  # whether ``parse`` needs the post's number of tokens (span indices are checked)
+
     def __init__(self, matcher: LabelMatcher, out_of_range: str = "clip"):
         self.matcher = matcher
+
+    def parse(self, text: str, num_tokens: int | None = None) -> ParsedAnswer:
+        if self.needs_tokens and num_tokens is None:
+            raise ValueError("span answers need the number of tokens of the post")
+        contents, residual, counts = _scan(text)
+        kept: list = []
+        unknown: list[str] = []
+        said_none = False
+        for content in contents:
+            if NONE_RE.match(content):
+                said_none = True
+                counts["none"] += 1
+                continue
+            kept += self._items(content, num_tokens, counts, unknown)
+        counts["repeated"] += len(kept) - len(set(kept))
+        return self._finish(self._combine(kept, counts), said_none, residual, counts, unknown)
+
+    @abstractmethod
+    def _items(self, content: str, num_tokens: int | None, counts: Counter, unknown: list[str]) -> list:
+        """The predictions of one bracket item (defined by each level)."""
+
+    @abstractmethod
+    def _combine(self, kept: list, counts: Counter) -> Sequence:
+        """The answer's predictions from every item's (defined by each level)."""
 
     def _labels(self, text: str, counts: Counter, unknown: list[str]) -> list[str]:
         labels = []
@@ -154,27 +184,21 @@ class _AnswerParser:
 class PostAnswerParser(_AnswerParser):
     """``[Label]`` items; a span-style item ``[3-5 = Label]`` still yields its label (counted)."""
 
-    def parse(self, text: str, num_tokens: int | None = None) -> ParsedAnswer:
-        contents, residual, counts = _scan(text)
-        labels: list[str] = []
-        unknown: list[str] = []
-        said_none = False
-        for content in contents:
-            if NONE_RE.match(content):
-                said_none = True
-                counts["none"] += 1
-                continue
-            span_like = SPAN_ITEM_RE.match(content)
-            if span_like:
-                counts["indices_ignored"] += 1
-                content = span_like.group(3)
-            labels += self._labels(content, counts, unknown)
-        counts["repeated"] += len(labels) - len(set(labels))
-        return self._finish(set(labels), said_none, residual, counts, unknown)
+    def _items(self, content: str, num_tokens: int | None, counts: Counter, unknown: list[str]) -> list[str]:
+        span_like = SPAN_ITEM_RE.match(content)
+        if span_like:
+            counts["indices_ignored"] += 1
+            content = span_like.group(3)
+        return self._labels(content, counts, unknown)
+
+    def _combine(self, kept: list[str], counts: Counter) -> set[str]:
+        return set(kept)
 
 
 class SpanAnswerParser(_AnswerParser):
     """``[first-last = Label]`` items with indices checked against the post's ``num_tokens`` tokens."""
+
+    needs_tokens = True
 
     def __init__(self, matcher: LabelMatcher, out_of_range: str = "clip"):
         super().__init__(matcher)
@@ -185,31 +209,21 @@ class SpanAnswerParser(_AnswerParser):
             )
         self.out_of_range = out_of_range
 
-    def parse(self, text: str, num_tokens: int | None = None) -> ParsedAnswer:
-        if num_tokens is None:
-            raise ValueError("span answers need the number of tokens of the post")
-        contents, residual, counts = _scan(text)
-        spans: list[Span] = []
-        unknown: list[str] = []
-        said_none = False
-        for content in contents:
-            if NONE_RE.match(content):
-                said_none = True
-                counts["none"] += 1
-                continue
-            match = SPAN_ITEM_RE.match(content)
-            if not match:
-                counts["malformed"] += 1
-                continue
-            first = int(match.group(1))
-            last = int(match.group(2)) if match.group(2) else first
-            labels = self._labels(match.group(3), counts, unknown)
-            token_range = self._check_range(first, last, num_tokens, counts)
-            if token_range is not None:
-                spans += [Span(token_range[0], token_range[1], label) for label in labels]
-        counts["repeated"] += len(spans) - len(set(spans))
-        merged = _merge_same_label(sorted(set(spans), key=lambda s: (s.label, s.first, s.last)), counts)
-        return self._finish(merged, said_none, residual, counts, unknown)
+    def _items(self, content: str, num_tokens: int | None, counts: Counter, unknown: list[str]) -> list[Span]:
+        match = SPAN_ITEM_RE.match(content)
+        if not match:
+            counts["malformed"] += 1
+            return []
+        first = int(match.group(1))
+        last = int(match.group(2)) if match.group(2) else first
+        labels = self._labels(match.group(3), counts, unknown)
+        token_range = self._check_range(first, last, num_tokens, counts)
+        if token_range is None:
+            return []
+        return [Span(token_range[0], token_range[1], label) for label in labels]
+
+    def _combine(self, kept: list[Span], counts: Counter) -> list[Span]:
+        return _merge_same_label(sorted(set(kept), key=lambda s: (s.label, s.first, s.last)), counts)
 
     def _check_range(self, first: int, last: int, n: int, counts: Counter) -> tuple[int, int] | None:
         if first > last:

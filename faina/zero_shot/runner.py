@@ -27,9 +27,8 @@ from omegaconf import DictConfig, OmegaConf
 from common.errors import UserError
 from common.io import atomic_write_json, atomic_write_text
 from faina.data.task_data import load_task_data
-from faina.formats.conll import write_conll
+from faina.formats.any_file import write_any
 from faina.formats.records import Post, PostCorpus, PostRow, SpanCorpus
-from faina.formats.tsv import write_post_tsv
 from faina.scoring.official import evaluate_files
 from faina.zero_shot.audit import audit_output, format_audit, summarise_audit
 from faina.zero_shot.definitions import load_definitions
@@ -108,10 +107,6 @@ def prediction_corpus(gold: SpanCorpus | PostCorpus, parsed: Sequence[ParsedAnsw
     return PostCorpus(rows, 1, path=gold.path)
 
 
-def write_corpus(corpus: SpanCorpus | PostCorpus, path: Path) -> Path:
-    return write_conll(corpus, path) if isinstance(corpus, SpanCorpus) else write_post_tsv(corpus, path)
-
-
 def flat_metrics(scores: dict, audit: dict) -> dict[str, float]:
     flat = {
         f"test/{mode}/{view}/{measure}": float(value)
@@ -138,7 +133,7 @@ def run_zero_shot(cfg: DictConfig, settings: ZeroShotSettings) -> dict[str, floa
         cfg.data.train_path, None, task.level, task.grain, cfg.data.labels, cfg.data.get("repair", False), cfg.data.name
     )
     gold = first_posts(data.labelled, settings.limit)
-    items = gold.posts if isinstance(gold, SpanCorpus) else gold.rows
+    items = gold.items
     definitions = load_definitions(data.inventory, settings.definitions)
     prompts = [
         PromptBuilder(task.level, task.grain, data.inventory, definitions, settings.labels)(item) for item in items
@@ -156,9 +151,9 @@ def run_zero_shot(cfg: DictConfig, settings: ZeroShotSettings) -> dict[str, floa
 
     out_dir = Path(settings.output_dir)
     ext = task.file_ext
-    prediction_file = write_corpus(prediction_corpus(gold, parsed), out_dir / f"predictions.{ext}")
+    prediction_file = write_any(prediction_corpus(gold, parsed), out_dir / f"predictions.{ext}")
     gold_file = (
-        Path(cfg.data.train_path) if len(items) == len(data.labelled) else write_corpus(gold, out_dir / f"gold.{ext}")
+        Path(cfg.data.train_path) if len(items) == len(data.labelled) else write_any(gold, out_dir / f"gold.{ext}")
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

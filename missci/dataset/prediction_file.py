@@ -20,6 +20,7 @@ from pathlib import Path
 from common.errors import UserError
 from common.io import atomic_write_text
 from common.json_files import read_json_lines
+from common.unique_keys import UniqueKeys
 from metrics.missci_ranking import RankedRow
 from missci.dataset.classes import CLASS_NAMES, OTHER
 from missci.dataset.reader import Argument
@@ -68,18 +69,16 @@ LINE_FIX = "see missci/dataset/prediction_file.py for the line format."
 
 def read_predictions(path: str | Path) -> list[FallacyPrediction]:
     path = Path(path)
-    result, first_line = [], {}
+    result = []
+    # two predictions for one R_i: which one to score is a guess
+    fallacy_ids = UniqueKeys(
+        path,
+        "a second prediction for fallacy {key!r} (first at line {first}).",
+        "keep one line per fallacious reasoning step R_i.",
+    )
     for number, obj in read_json_lines(path, LINE_FIX, missing_fix="pass the JSONL a zero-shot run wrote."):
         prediction = _from_json(obj, path, number)
-        if prediction.fallacy_id in first_line:  # two predictions for one R_i: which one to score is a guess
-            raise UserError(
-                f"a second prediction for fallacy {prediction.fallacy_id!r} (first at line "
-                f"{first_line[prediction.fallacy_id]}).",
-                path=path,
-                line=number,
-                fix="keep one line per fallacious reasoning step R_i.",
-            )
-        first_line[prediction.fallacy_id] = number
+        fallacy_ids.add(prediction.fallacy_id, number)
         result.append(prediction)
     return result
 

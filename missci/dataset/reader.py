@@ -20,6 +20,7 @@ from typing import Any
 
 from common.errors import UserError
 from common.json_files import parse_json, read_json_lines
+from common.unique_keys import UniqueKeys
 from missci.dataset.classes import CLASS_NAMES
 
 SPLITS = ("dev", "test")
@@ -108,27 +109,18 @@ def _warn_synthetic_once() -> None:
 def read_arguments(path: str | Path) -> list[Argument]:
     path = Path(path)
     arguments: list[Argument] = []
-    seen: set[str] = set()
-    fallacy_lines: dict[str, int] = {}
+    argument_ids = UniqueKeys(path, "duplicate argument id {key!r}.", "each argument must appear once.")
+    # predictions are matched to R_i by this id: it must name one
+    fallacy_ids = UniqueKeys(
+        path,
+        "duplicate fallacy id {key!r} (first at line {first}).",
+        "give every fallacious reasoning step its own id.",
+    )
     for line_number, raw in read_json_lines(path, LINE_FIX, missing_fix=DOWNLOAD_FIX):
         argument = argument_from_json(raw, path, line_number)
-        if argument.id in seen:
-            raise UserError(
-                f"duplicate argument id {argument.id!r}.",
-                path=path,
-                line=line_number,
-                fix="each argument must appear once.",
-            )
-        seen.add(argument.id)
-        for fallacy in argument.fallacies:  # predictions are matched to R_i by this id: it must name one
-            if fallacy.id in fallacy_lines:
-                raise UserError(
-                    f"duplicate fallacy id {fallacy.id!r} (first at line {fallacy_lines[fallacy.id]}).",
-                    path=path,
-                    line=line_number,
-                    fix="give every fallacious reasoning step its own id.",
-                )
-            fallacy_lines[fallacy.id] = line_number
+        argument_ids.add(argument.id, line_number)
+        for fallacy in argument.fallacies:
+            fallacy_ids.add(fallacy.id, line_number)
         arguments.append(argument)
     if not arguments:
         raise UserError("the Missci file holds no arguments.", path=path, fix=DOWNLOAD_FIX)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -11,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import UserError
-from common.io import atomic_write_text
 from metrics.missci_classification import classification_metrics
 from metrics.missci_premise import PremiseMetricConfig
 from missci.dataset.prediction_file import FallacyPrediction, RankedPremise, read_predictions, write_predictions
@@ -19,7 +17,14 @@ from missci.dataset.reader import Argument, iter_fallacies
 from missci.lora.bundle import BUNDLE_FILE, read_bundle, write_bundle  # noqa: F401  (the bundle's API, re-exported)
 from missci.lora.sft_data import SftExample, classification_examples, reconstruction_examples
 from missci.prompting.answer_parser import parse_output
-from missci.prompting.prompts import PromptOptions, classification_prompt, reconstruction_prompt
+from missci.prompting.gold_premises import (  # noqa: F401  (read_class_rows, write_class_rows: re-exported)
+    class_rows,
+    classification_prompts,
+    gold_premises,
+    read_class_rows,
+    write_class_rows,
+)
+from missci.prompting.prompts import PromptOptions, reconstruction_prompt
 from models.llm.backends import Decoding, GenerationBackend, TransformersBackend
 from models.llm.generation import DEFAULT_CANDIDATE_BATCH_SIZE
 
@@ -132,33 +137,10 @@ def predict_classes(
     chat: ChatSettings = ChatSettings(),
 ) -> list[dict[str, Any]]:
     """missci-cls: the class of every interchangeable gold premise (greedy, one sequence)."""
-    rows = [(f, alt) for a in arguments for f in a.fallacies for alt in f.interchangeable]
-    prompts = [
-        classification_prompt(a, f, alt.premise, options)
-        for a in arguments
-        for f in a.fallacies
-        for alt in f.interchangeable
-    ]
+    items = gold_premises(arguments)
     greedy = dataclasses.replace(settings, strategy="beam")
-    outputs = generate_candidates(model, tokenizer, prompts, greedy, chat, k=1)
-    return [
-        {
-            "id": alt.id,
-            "fallacy_id": f.id,
-            "gold": alt.fallacy_class,
-            "predicted": parse_output(texts[0]).classes[0],
-            "raw_output": texts[0],
-        }
-        for (f, alt), texts in zip(rows, outputs)
-    ]
-
-
-def write_class_rows(path: str | Path, rows: Sequence[dict]) -> Path:
-    return atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-
-
-def read_class_rows(path: str | Path) -> list[dict]:
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    outputs = generate_candidates(model, tokenizer, classification_prompts(items, options), greedy, chat, k=1)
+    return class_rows(items, [texts[0] for texts in outputs])
 
 
 @dataclass(frozen=True)

@@ -7,37 +7,25 @@ raw output) and ``metrics-classify-<split>.json``; returns accuracy and macro-F1
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from common.io import atomic_write_json, atomic_write_text
+from common.io import atomic_write_json
 from metrics.missci_classification import classification_metrics, classification_report
 from missci.analysis.paper_figures import classification_reference
 from missci.dataset.classes import CLASS_NAMES, OTHER
-from missci.dataset.reader import load_split
-from missci.prompting.answer_parser import parse_output
-from missci.prompting.prompts import PromptOptions, classification_prompt
-from missci.zero_shot.reconstruction import common_arguments, print_results, select
-from models.llm.backends import GenerationBackend, build_backend
+from missci.prompting.gold_premises import class_rows, classification_prompts, gold_premises, write_class_rows
+from missci.prompting.prompts import PromptOptions
+from missci.zero_shot.prompting_run import PromptingRun, run_from_config
+from missci.zero_shot.reconstruction import print_results
+from models.llm.backends import GenerationBackend
 from models.llm.generation import GenerationSettings
 
 
 def classify_gold_premises(
     backend: GenerationBackend, arguments, options: PromptOptions, settings: GenerationSettings
 ) -> list[dict[str, Any]]:
-    rows = [(a, f, alt) for a in arguments for f in a.fallacies for alt in f.interchangeable]
-    outputs = backend.generate([classification_prompt(a, f, alt.premise, options) for a, f, alt in rows], settings)
-    return [
-        {
-            "id": alt.id,
-            "fallacy_id": f.id,
-            "gold": alt.fallacy_class,
-            "predicted": parse_output(text).classes[0],
-            "raw_output": text,
-        }
-        for (a, f, alt), text in zip(rows, outputs)
-    ]
+    items = gold_premises(arguments)
+    return class_rows(items, backend.generate(classification_prompts(items, options), settings))
 
 
 def class_details(rows: list[dict]) -> dict:
@@ -47,43 +35,31 @@ def class_details(rows: list[dict]) -> dict:
     return {"per_class": report["per_class"], "confusion": report["confusion"], "paper": classification_reference()}
 
 
-def classify_split(
-    *,
-    llm: dict[str, Any],
-    split: str = "dev",
-    data_dir: str | None = None,
-    prompt: dict[str, Any] | None = None,
-    generation: dict[str, Any] | None = None,
-    output_dir: str | Path = "outputs/missci",
-    max_arguments: int | None = None,
-    max_fallacies: int | None = None,
-) -> dict[str, float]:
-    arguments = select(load_split(split, data_dir), max_arguments, max_fallacies)
-    options = PromptOptions(**(prompt or {}))
-    settings = GenerationSettings(**(generation or {}))
-    rows = classify_gold_premises(build_backend(llm), arguments, options, settings)
-    output_dir = Path(output_dir)
-    atomic_write_text(
-        output_dir / f"classify-{split}.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    )
+def classify_split(**run_arguments: Any) -> dict[str, float]:
+    """Classify the gold premises of a split (``run_arguments``: the fields of ``PromptingRun``), write the rows
+    and the metrics; returns the flat metric dict."""
+    run = PromptingRun(**run_arguments)
+    arguments, options, settings, backend = run.set_up()
+    rows = classify_gold_premises(backend, arguments, options, settings)
+    write_class_rows(run.out / f"classify-{run.split}.jsonl", rows)
     metrics = classification_metrics([r["gold"] for r in rows], [r["predicted"] for r in rows])
     atomic_write_json(
-        output_dir / f"metrics-classify-{split}.json",
+        run.out / f"metrics-classify-{run.split}.json",
         {
             "metrics": metrics,
             "rows": len(rows),
-            "split": split,
+            "split": run.split,
             "prompt": options.tag,
-            "llm": llm.get("name", llm.get("name_or_path")),
+            "llm": run.model_name,
             **class_details(rows),
         },
     )
-    return {f"{split}/cls/{k}": v for k, v in metrics.items()}
+    return {f"{run.split}/cls/{k}": v for k, v in metrics.items()}
 
 
 def run(cfg) -> dict[str, float]:
     """Hydra runner of task=missci-cls mode=zero-shot."""
-    _, common = common_arguments(cfg)
-    metrics = classify_split(**common)
-    print_results(f"missci-cls · zero-shot · {cfg.llm.name} · {common['split']}", metrics, common["output_dir"])
+    _, prompting = run_from_config(cfg)
+    metrics = classify_split(**vars(prompting))
+    print_results(f"missci-cls · zero-shot · {cfg.llm.name} · {prompting.split}", metrics, prompting.output_dir)
     return metrics

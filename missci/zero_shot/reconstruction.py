@@ -17,11 +17,12 @@ from common.io import atomic_write_json
 from metrics.missci_premise import PremiseMetricConfig
 from missci.analysis.evaluation import evaluate
 from missci.dataset.prediction_file import FallacyPrediction, RankedPremise, write_predictions
-from missci.dataset.reader import Argument, iter_fallacies, load_split
-from missci.dataset.selection import select
+from missci.dataset.reader import Argument, iter_fallacies
+from missci.dataset.selection import select  # noqa: F401  (re-exported: the runners' subset rule)
 from missci.prompting.answer_parser import parse_output
 from missci.prompting.prompts import PromptOptions, classification_prompt, reconstruction_prompt
-from models.llm.backends import GenerationBackend, build_backend
+from missci.zero_shot.prompting_run import PromptingRun, run_from_config
+from models.llm.backends import GenerationBackend
 from models.llm.generation import GenerationSettings
 
 log = logging.getLogger(__name__)
@@ -72,54 +73,23 @@ def reclassify_own_premises(
 
 def run_zero_shot(
     *,
-    llm: dict[str, Any],
-    split: str = "dev",
-    data_dir: str | None = None,
-    prompt: dict[str, Any] | None = None,
-    generation: dict[str, Any] | None = None,
-    output_dir: str | Path = "outputs/missci",
-    max_arguments: int | None = None,
-    max_fallacies: int | None = None,
     consistency: bool = False,
     max_k: int = 6,
     premise_metrics: dict[str, Any] | None = None,
+    **run_arguments: Any,
 ) -> dict[str, float]:
-    """Plain-argument runner (what ``run(cfg)`` calls)."""
-    arguments = select(load_split(split, data_dir), max_arguments, max_fallacies)
-    options = PromptOptions(**(prompt or {}))
-    settings = GenerationSettings(**(generation or {}))
-    predictions = reconstruct(build_backend(llm), arguments, options, settings, consistency)
-    output_dir = Path(output_dir)
-    write_predictions(output_dir / f"predictions-{split}.jsonl", predictions)
+    """Plain-argument runner (what ``run(cfg)`` calls); ``run_arguments`` are the fields of ``PromptingRun``."""
+    run = PromptingRun(**run_arguments)
+    arguments, options, settings, backend = run.set_up()
+    predictions = reconstruct(backend, arguments, options, settings, consistency)
+    write_predictions(run.out / f"predictions-{run.split}.jsonl", predictions)
     premises = None if premise_metrics is None else PremiseMetricConfig(**premise_metrics)
     result = evaluate(arguments, predictions, max_k, premises)
-    result.update(split=split, llm=llm.get("name", llm.get("name_or_path")), prompt=options.tag)
-    atomic_write_json(output_dir / f"metrics-{split}.json", result)
+    result.update(split=run.split, llm=run.model_name, prompt=options.tag)
+    atomic_write_json(run.out / f"metrics-{run.split}.json", result)
     for metric, reason in result["unavailable"].items():
         log.warning("%s unavailable: %s", metric, reason)
-    return {f"{split}/{k}": float(v) for k, v in result["metrics"].items()}
-
-
-def common_arguments(cfg) -> tuple[dict, dict]:
-    """``(task, common)``: the resolved task block and the arguments every Missci prompting runner takes
-    from a composed config (model, split, data, prompt, generation with the run's seed, output, subset)."""
-    from omegaconf import OmegaConf
-
-    task = OmegaConf.to_container(cfg.task, resolve=True)
-    generation = dict(task.get("generation") or {})
-    if cfg.get("seed") is not None:
-        generation["seed"] = int(cfg.seed)
-    common = {
-        "llm": OmegaConf.to_container(cfg.llm, resolve=True),
-        "split": task["split"],
-        "data_dir": task.get("data_dir"),
-        "prompt": task.get("prompt"),
-        "generation": generation,
-        "output_dir": task["output_dir"],
-        "max_arguments": task.get("max_arguments"),
-        "max_fallacies": task.get("max_fallacies"),
-    }
-    return task, common
+    return {f"{run.split}/{k}": float(v) for k, v in result["metrics"].items()}
 
 
 def print_results(title: str, metrics: dict[str, float], output_dir: str | Path) -> None:
@@ -134,12 +104,12 @@ def print_results(title: str, metrics: dict[str, float], output_dir: str | Path)
 
 def run(cfg) -> dict[str, float]:
     """Hydra runner: reads ``cfg.task`` (split, prompt, generation, …) and ``cfg.llm`` (the model)."""
-    task, common = common_arguments(cfg)
+    task, prompting = run_from_config(cfg)
     metrics = run_zero_shot(
-        **common,
+        **vars(prompting),
         consistency=bool(task.get("consistency", False)),
         max_k=int(task.get("max_k", 6)),
         premise_metrics=task.get("premise_metrics"),
     )
-    print_results(f"missci-gen · zero-shot · {cfg.llm.name} · {common['split']}", metrics, common["output_dir"])
+    print_results(f"missci-gen · zero-shot · {cfg.llm.name} · {prompting.split}", metrics, prompting.output_dir)
     return metrics

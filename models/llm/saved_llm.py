@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from common.errors import UserError
-from common.untrusted import Strict, refuse_code, validated
+from common.untrusted import Strict, refuse_code, require_mapping, validated
 
 Text = Annotated[str, Field(min_length=1, max_length=4096)]
 FileName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$")]
@@ -73,22 +73,13 @@ def named_llm_block(llm: dict, path: str | Path | None = None) -> dict:
     """``llm`` with its backend as ``{"name": ..., options}`` (a Hydra ``_target_`` node is translated)."""
     from models.llm.backend_registry import BACKEND_NAMES
 
-    if not isinstance(llm, dict):
-        raise UserError(
-            f"llm must be a mapping, not {type(llm).__name__}",
-            path=path,
-            fix="write the llm block as the fine-tuning run did",
-        )
+    llm = require_mapping(llm, "llm", path, "write the llm block as the fine-tuning run did")
     backend = llm.get("backend")
     if backend is None:
         return {**llm, "backend": dict(DEFAULT_BACKEND)}
     if not isinstance(backend, dict) or "_target_" not in backend:
         return llm
-    options = dict(backend)
-    name = BACKEND_NAMES.name_of_target(options.pop("_target_"), path, "llm.backend._target_")
-    if options.pop("_partial_", True) is not True:
-        raise UserError("llm.backend._partial_ must be true", path=path, fix="remove the key")
-    return {**llm, "backend": {"name": name, **options}}
+    return {**llm, "backend": BACKEND_NAMES.named_partial(backend, path, "llm.backend")}
 
 
 def check_llm_block(llm: Any, path: str | Path | None, trust_remote_code: bool = False) -> CheckedLLM:

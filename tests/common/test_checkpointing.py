@@ -10,21 +10,9 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from common.checkpointing import FoldCheckpoint
+from helpers.tiny_regression import TinyRegression
 
 NOTE = "`weights_only` was not set"
-
-
-class Tiny(pl.LightningModule):
-    def __init__(self):
-        super().__init__()
-        self.layer = torch.nn.Linear(2, 1)
-
-    def training_step(self, batch, batch_idx):
-        x, y = batch
-        return torch.nn.functional.mse_loss(self.layer(x), y)
-
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.1)
 
 
 class Records(logging.Handler):
@@ -51,7 +39,9 @@ def test_saving_the_full_checkpoint_does_not_log_the_weights_only_note(tmp_path,
             enable_model_summary=False,
             accelerator="cpu",
         )
-        trainer.fit(Tiny(), DataLoader(TensorDataset(torch.randn(4, 2), torch.randn(4, 1)), batch_size=2))
+        trainer.fit(
+            TinyRegression(features=2), DataLoader(TensorDataset(torch.randn(4, 2), torch.randn(4, 1)), batch_size=2)
+        )
         trainer.save_checkpoint(tmp_path / "plain.ckpt")
         assert any(m.startswith(NOTE) for m in records.messages)  # what Lightning logs without the filter
         records.messages.clear()

@@ -13,21 +13,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from common.errors import UserError
 from common.weight_averaging import LastEpochsAverage
-
-
-class TinyRegression(pl.LightningModule):
-    def __init__(self):
-        super().__init__()
-        self.layer = torch.nn.Linear(3, 1)
-        self.register_buffer("steps", torch.zeros((), dtype=torch.long))
-
-    def training_step(self, batch, batch_idx):
-        self.steps += 1
-        x, y = batch
-        return torch.nn.functional.mse_loss(self.layer(x), y)
-
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.1)
+from helpers.tiny_regression import TinyRegression
 
 
 class EpochEnds(pl.Callback):

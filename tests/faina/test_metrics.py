@@ -12,10 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from faina.formats.conll import write_conll
+from faina.formats.any_file import write_any
 from faina.formats.labels import LabelInventory
 from faina.formats.records import Span
-from faina.formats.tsv import write_post_tsv
 from faina.scoring.official import evaluate_files
 from metrics.faina_post import NO_LABEL, PostMicroScore
 from metrics.faina_scores import ZeroDenominatorWarning
@@ -410,15 +409,19 @@ def _quiet():
 
 
 # --- the same agreement through files: writer -> reader -> evaluate_files -----------------------------
+def _scores_of_written_files(task: str, suffix: str, gold, pred, one_pred: bool) -> dict:
+    """``evaluate_files`` of the pair written to files with ``suffix`` (the writer -> reader -> scorer path)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [write_any(corpus, f"{tmp}/{name}{suffix}") for name, corpus in (("gold", gold), ("pred", pred))]
+        with _quiet():
+            return evaluate_files(task, *paths, one_pred=one_pred)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pair=span_corpus_pairs(), one_pred=st.booleans())
 def test_evaluate_files_on_written_span_files_matches_the_reference(pair, one_pred):
     gold, pred = pair
-    with tempfile.TemporaryDirectory() as tmp:
-        write_conll(gold, f"{tmp}/gold.conll")
-        write_conll(pred, f"{tmp}/pred.conll")
-        with _quiet():
-            result = evaluate_files("span-fine", f"{tmp}/gold.conll", f"{tmp}/pred.conll", one_pred=one_pred)
+    result = _scores_of_written_files("span-fine", ".conll", gold, pred, one_pred)
     golds = [p.spans for p in gold.posts]
     preds = [p.spans[:1] if one_pred else p.spans for p in pred.posts]
     assert set(result) == {"strict", "soft"}
@@ -430,11 +433,7 @@ def test_evaluate_files_on_written_span_files_matches_the_reference(pair, one_pr
 @given(pair=post_corpus_pairs(), one_pred=st.booleans())
 def test_evaluate_files_on_written_post_files_matches_the_reference(pair, one_pred):
     gold, pred = pair
-    with tempfile.TemporaryDirectory() as tmp:
-        write_post_tsv(gold, f"{tmp}/gold.tsv")
-        write_post_tsv(pred, f"{tmp}/pred.tsv")
-        with _quiet():
-            result = evaluate_files("post-fine", f"{tmp}/gold.tsv", f"{tmp}/pred.tsv", one_pred=one_pred)
+    result = _scores_of_written_files("post-fine", ".tsv", gold, pred, one_pred)
     golds = [r.labels for r in gold.rows]
     preds = [r.labels[:1] if one_pred else r.labels for r in pred.rows]
     assert set(result) == {"strict"}

@@ -95,14 +95,7 @@ def replaced(value, path: tuple, new, delete: bool = False):
     if not path:
         return new
     head, rest = path[0], path[1:]
-    if isinstance(value, dict):
-        out = dict(value)
-        if delete and not rest:
-            del out[head]
-        else:
-            out[head] = replaced(value[head], rest, new, delete)
-        return out
-    out = list(value)
+    out = dict(value) if isinstance(value, dict) else list(value)
     if delete and not rest:
         del out[head]
     else:

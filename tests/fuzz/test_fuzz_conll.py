@@ -8,15 +8,8 @@ from hypothesis import strategies as st
 
 from faina.formats.conll import format_conll, read_conll
 from fuzz.faina_files import conll_files
-from fuzz.support import (
-    BOM,
-    MUST_FAIL,
-    fuzz_settings,
-    outcome,
-    scratch_file,
-    spoiled_bytes,
-    tried,
-)
+from fuzz.format_checks import check_round_trip, check_spoiled_bytes, check_structural
+from fuzz.support import BOM, fuzz_settings, outcome, scratch_file, tried
 from strategies import INVENTORY
 
 READER = "faina.formats.conll.read_conll"
@@ -45,26 +38,13 @@ def assert_lossless(corpus, text: str) -> None:
 @fuzz_settings(390)
 @given(conll_files())
 def test_valid_files_round_trip_byte_for_byte(drawn):
-    text, posts, num_views = drawn
-    corpus, err = read(text.encode("utf-8"))
-    assert err is None, err
-    assert list(corpus.posts) == posts and corpus.num_views == num_views
-    assert format_conll(corpus).encode("utf-8") == text.encode("utf-8")
+    check_round_trip(read, format_conll, drawn)
 
 
 @fuzz_settings(200)
 @given(conll_files(), st.data())
 def test_spoiled_bytes_end_in_one_user_error(drawn, data):
-    text, posts, _ = drawn
-    for _ in range(4):  # several spoilings of each drawn file: drawing the file is the costly part
-        kind, spoiled = data.draw(spoiled_bytes(text.encode("utf-8")))
-        corpus, err = read(spoiled)
-        if kind in MUST_FAIL:
-            assert err is not None, kind
-        elif kind == "bom":
-            assert err is None and list(corpus.posts) == posts
-        elif corpus is not None:
-            assert_lossless(corpus, spoiled.decode("utf-8"))
+    check_spoiled_bytes(read, data, drawn, assert_lossless)
 
 
 def token_line_numbers(lines: list[str]) -> list[int]:
@@ -167,17 +147,7 @@ def structurally_spoiled(draw, drawn) -> tuple[str, str]:
 @fuzz_settings(320)
 @given(conll_files(), st.data())
 def test_structural_corruptions_end_in_one_user_error(drawn, data):
-    posts = drawn[1]
-    for _ in range(4):
-        expect, spoiled = data.draw(structurally_spoiled(drawn))
-        corpus, err = read(spoiled.encode("utf-8"))
-        if expect == "error":
-            assert err is not None, spoiled
-        elif expect == "same":
-            assert err is None, err
-            assert list(corpus.posts) == posts
-        elif corpus is not None:
-            assert_lossless(corpus, spoiled)
+    check_structural(read, data, drawn, structurally_spoiled, assert_lossless)
 
 
 def test_a_bom_alone_is_an_empty_file():

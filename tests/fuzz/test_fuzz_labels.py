@@ -10,14 +10,7 @@ from hypothesis import strategies as st
 
 from faina.formats.labels import LabelInventory
 from fuzz.missci_files import json_paths, replaced
-from fuzz.support import (
-    fuzz_settings,
-    json_junk,
-    outcome,
-    scratch_file,
-    spoiled_bytes,
-    tried,
-)
+from fuzz.support import fuzz_settings, json_junk, outcome, scratch_file, spoiled_bytes, tried
 
 READER = "faina.formats.labels.LabelInventory.load"
 label_names = st.text(st.sampled_from("abcXYZ-_éИ0"), min_size=1, max_size=8)

@@ -10,16 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzz.missci_files import expected_argument, json_paths, missci_files, replaced
-from fuzz.support import (
-    MUST_FAIL,
-    fuzz_settings,
-    json_junk,
-    nested_junk,
-    outcome,
-    scratch_file,
-    spoiled_bytes,
-    tried,
-)
+from fuzz.support import MUST_FAIL, fuzz_settings, json_junk, nested_junk, outcome, scratch_file, spoiled_bytes, tried
 from missci.dataset.reader import read_arguments
 
 READER = "missci.dataset.reader.read_arguments"

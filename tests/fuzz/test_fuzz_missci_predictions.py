@@ -10,16 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzz.missci_files import ids, json_paths, replaced, texts
-from fuzz.support import (
-    MUST_FAIL,
-    fuzz_settings,
-    json_junk,
-    nested_junk,
-    outcome,
-    scratch_file,
-    spoiled_bytes,
-    tried,
-)
+from fuzz.support import MUST_FAIL, fuzz_settings, json_junk, nested_junk, outcome, scratch_file, spoiled_bytes, tried
 from missci.dataset.classes import CLASS_NAMES, OTHER
 from missci.dataset.prediction_file import (
     FallacyPrediction,

@@ -10,16 +10,7 @@ from hypothesis import strategies as st
 
 from faina.tag import read_posts
 from fuzz.faina_files import TOKEN_ALPHABET
-from fuzz.support import (
-    MUST_FAIL,
-    fuzz_settings,
-    json_junk,
-    nested_junk,
-    outcome,
-    scratch_file,
-    spoiled_bytes,
-    tried,
-)
+from fuzz.support import MUST_FAIL, fuzz_settings, json_junk, nested_junk, outcome, scratch_file, spoiled_bytes, tried
 
 READER = "faina.tag.read_posts"
 # a post is any text with something besides whitespace; in a .txt file it cannot hold a line break

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
-CONF = REPO / "conf"
 TINY_CONFIG = {
     "hidden_size": 16,
     "intermediate_size": 32,
@@ -14,6 +10,19 @@ TINY_CONFIG = {
     "num_key_value_heads": 2,
     "max_position_embeddings": 2048,
 }
+
+# a LoRA run in seconds: the tiny random Llama, two steps on four examples, two short candidates, two R_i
+QUICK_RUN = [
+    "llm=tiny-llama",
+    "callbacks=none",
+    "logger=csv",
+    "task.lora.max_steps=2",
+    "task.lora.batch_size=2",
+    "task.lora.max_train_examples=4",
+    "task.lora.candidates.max_new_tokens=4",
+    "task.lora.candidates.num_candidates=2",
+    "task.max_fallacies=2",
+]
 
 
 def tiny_spec(seed: int = 0):

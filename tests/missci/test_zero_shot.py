@@ -24,6 +24,21 @@ def llm_config(name: str) -> dict:
     return OmegaConf.to_container(OmegaConf.load(CONF / "llm" / f"{name}.yaml"), resolve=True)
 
 
+def run_on_first_fallacies(tmp_path, data_dir, llm: str, max_new_tokens: int, count: int, **options) -> dict:
+    """``run_zero_shot`` of ``conf/llm/<llm>.yaml`` on the first ``count`` R_i of dev, two prompts a batch, with the
+    premise metrics that need no model download; its files go to ``tmp_path``."""
+    return run_zero_shot(
+        llm=llm_config(llm),
+        split="dev",
+        data_dir=str(data_dir),
+        generation={"max_new_tokens": max_new_tokens, "batch_size": 2},
+        output_dir=tmp_path,
+        max_fallacies=count,
+        premise_metrics=NO_MODEL_METRICS,
+        **options,
+    )
+
+
 def test_select_limits_fallacies(data_dir):
     arguments = load_split("dev", data_dir)
     chosen = select(arguments, max_fallacies=3)
@@ -35,16 +50,7 @@ def test_select_limits_fallacies(data_dir):
 
 
 def test_tiny_model_end_to_end(tmp_path, data_dir, capsys):
-    metrics = run_zero_shot(
-        llm=llm_config("tiny-llama"),
-        split="dev",
-        data_dir=str(data_dir),
-        generation={"max_new_tokens": 6, "batch_size": 2},
-        output_dir=tmp_path,
-        max_fallacies=3,
-        consistency=True,
-        premise_metrics=NO_MODEL_METRICS,
-    )
+    metrics = run_on_first_fallacies(tmp_path, data_dir, "tiny-llama", 6, 3, consistency=True)
     predictions = read_predictions(tmp_path / "predictions-dev.jsonl")
     assert [p.fallacy_id for p in predictions] == first_fallacy_ids(data_dir, "dev", 3)
     assert all(p.raw_output is not None and p.predictions and p.reclassified for p in predictions)
@@ -56,11 +62,13 @@ def test_tiny_model_end_to_end(tmp_path, data_dir, capsys):
     assert "generating for 3 prompts" in progress and "2/2" in progress
 
 
-def test_hydra_composed_config_runs(tmp_path, data_dir, capsys):
+def train_zero_shot(task: str, tmp_path, data_dir, *overrides: str) -> dict:
+    """``train.run`` of the composed config ``task=<task> llm=tiny-llama mode=zero-shot`` on the first two R_i of
+    dev (four new tokens an answer), writing to ``tmp_path``; ``overrides`` are added last."""
     import train
 
-    overrides = [
-        "task=missci-gen",
+    common = [
+        f"task={task}",
         "llm=tiny-llama",
         "mode=zero-shot",
         "task.split=dev",
@@ -68,10 +76,12 @@ def test_hydra_composed_config_runs(tmp_path, data_dir, capsys):
         f"task.data_dir={data_dir}",
         f"task.output_dir={tmp_path}",
         "task.generation.max_new_tokens=4",
-        "task.premise_metrics=null",
     ]
-    cfg = compose_train(*overrides)
-    metrics = train.run(cfg)
+    return train.run(compose_train(*common, *overrides))
+
+
+def test_hydra_composed_config_runs(tmp_path, data_dir, capsys):
+    metrics = train_zero_shot("missci-gen", tmp_path, data_dir, "task.premise_metrics=null")
     assert set(metrics) >= {"dev/p@1", "dev/arg@1", "dev/f1_micro"}
     assert len(read_predictions(tmp_path / "predictions-dev.jsonl")) == 2
     out = capsys.readouterr().out  # the results on stdout, as the command contract says
@@ -80,20 +90,7 @@ def test_hydra_composed_config_runs(tmp_path, data_dir, capsys):
 
 
 def test_hydra_classification_task(tmp_path, data_dir, capsys):
-    import train
-
-    overrides = [
-        "task=missci-cls",
-        "llm=tiny-llama",
-        "mode=zero-shot",
-        "task.split=dev",
-        "task.max_fallacies=2",
-        f"task.data_dir={data_dir}",
-        f"task.output_dir={tmp_path}",
-        "task.generation.max_new_tokens=4",
-    ]
-    cfg = compose_train(*overrides)
-    metrics = train.run(cfg)
+    metrics = train_zero_shot("missci-cls", tmp_path, data_dir)
     assert set(metrics) == {"dev/cls/accuracy", "dev/cls/f1_macro"}
     out = capsys.readouterr().out
     assert out.startswith("### missci-cls · zero-shot · tiny-llama · dev") and "dev/cls/accuracy" in out
@@ -114,15 +111,7 @@ def test_hydra_classification_task(tmp_path, data_dir, capsys):
 
 @pytest.mark.slow
 def test_smollm2_zero_shot_few_fallacies(tmp_path, data_dir):
-    metrics = run_zero_shot(
-        llm=llm_config("smollm2"),
-        split="dev",
-        data_dir=str(data_dir),
-        generation={"max_new_tokens": 40, "batch_size": 2},
-        output_dir=tmp_path,
-        max_fallacies=2,
-        premise_metrics=NO_MODEL_METRICS,
-    )
+    metrics = run_on_first_fallacies(tmp_path, data_dir, "smollm2", 40, 2)
     predictions = read_predictions(tmp_path / "predictions-dev.jsonl")
     assert len(predictions) == 2 and all(p.raw_output.strip() for p in predictions)
     assert {"dev/p@1", "dev/arg@1", "dev/f1_micro", "dev/meteor"} <= set(metrics)

@@ -86,6 +86,7 @@ def span_fold(trained_runs) -> Path:
 def lora_run(tmp_path_factory, missci_sample) -> Path:
     """The results folder of a cv=official LoRA run of a random 2-layer Llama (2 steps, 2 fallacies)."""
     import train
+    from helpers.lora import QUICK_RUN
     from helpers.lora import compose as compose_lora
 
     root = tmp_path_factory.mktemp("console_lora_run")
@@ -95,15 +96,7 @@ def lora_run(tmp_path_factory, missci_sample) -> Path:
             f"task.data_dir={missci_sample}",
             f"paths.results_dir={root}",
             "task.premise_metrics=null",
-            "llm=tiny-llama",
-            "callbacks=none",
-            "logger=csv",
-            "task.lora.max_steps=2",
-            "task.lora.batch_size=2",
-            "task.lora.max_train_examples=4",
-            "task.lora.candidates.max_new_tokens=4",
-            "task.lora.candidates.num_candidates=2",
-            "task.max_fallacies=2",
+            *QUICK_RUN,
             "cv=official",
             "name=console",
         ]

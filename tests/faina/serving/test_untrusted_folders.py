@@ -157,6 +157,16 @@ def test_a_fold_folder_of_the_earlier_release_predicts_what_todays_predicts(trai
     assert meta["model"]["optimizer"]["name"] == "adamw" and "_target_" not in json.dumps(meta)
 
 
+def assert_wrong_field_named(folder: Path, file_name: str, key: str, value, field: str) -> None:
+    """``key`` of ``folder/file_name`` set to ``value``: loading the folder is one message naming the file and
+    ``field``."""
+    path = folder / file_name
+    write_json(path, with_node(json.loads(path.read_text(encoding="utf-8")), key, value))
+    with pytest.raises(UserError) as caught:
+        load_exported(folder)
+    assert str(path) in str(caught.value) and field in str(caught.value)
+
+
 @pytest.mark.parametrize(
     "key, value, field",
     [
@@ -182,12 +192,7 @@ def test_a_fold_folder_of_the_earlier_release_predicts_what_todays_predicts(trai
     ],
 )
 def test_a_wrong_model_json_field_is_one_message_naming_it(trained, tmp_path, key, value, field):
-    folder = copy_of(trained["run"] / "fold0", tmp_path)
-    meta = json.loads((folder / "model.json").read_text(encoding="utf-8"))
-    write_json(folder / "model.json", with_node(meta, key, value))
-    with pytest.raises(UserError) as caught:
-        load_exported(folder)
-    assert str(folder / "model.json") in str(caught.value) and field in str(caught.value)
+    assert_wrong_field_named(copy_of(trained["run"] / "fold0", tmp_path), "model.json", key, value, field)
 
 
 def test_labels_in_another_order_than_the_inventory_are_refused(trained, tmp_path):
@@ -251,12 +256,7 @@ def test_a_pickle_in_place_of_the_weights_is_never_unpickled(trained, tmp_path, 
     ],
 )
 def test_a_wrong_exported_config_field_is_one_message_naming_it(trained, tmp_path, key, value, field):
-    folder = copy_of(trained["exported"], tmp_path)
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    write_json(folder / "config.json", with_node(config, key, value))
-    with pytest.raises(UserError) as caught:
-        load_exported(folder)
-    assert str(folder / "config.json") in str(caught.value) and field in str(caught.value)
+    assert_wrong_field_named(copy_of(trained["exported"], tmp_path), "config.json", key, value, field)
 
 
 def test_an_encoder_folder_with_custom_code_is_refused_without_running_it(trained, tmp_path):

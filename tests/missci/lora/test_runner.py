@@ -7,24 +7,12 @@ import pytest
 import torch
 
 import train
-from helpers.lora import compose
+from helpers.lora import QUICK_RUN, compose
 from missci.dataset.prediction_file import read_predictions
 from missci.dataset.reader import load_split
 from missci.predict_lora import main as predict_main
 
 pytestmark = pytest.mark.e2e
-
-QUICK = [
-    "llm=tiny-llama",
-    "callbacks=none",
-    "logger=csv",
-    "task.lora.max_steps=2",
-    "task.lora.batch_size=2",
-    "task.lora.max_train_examples=4",
-    "task.lora.candidates.max_new_tokens=4",
-    "task.lora.candidates.num_candidates=2",
-    "task.max_fallacies=2",
-]
 
 
 def run(tmp_path, data_dir, *overrides):
@@ -34,7 +22,7 @@ def run(tmp_path, data_dir, *overrides):
             f"task.data_dir={data_dir}",
             f"paths.results_dir={tmp_path}",
             "task.premise_metrics=null",
-            *QUICK,
+            *QUICK_RUN,
             *overrides,
         ]
     )
@@ -132,7 +120,7 @@ def test_classification_task_finetunes(tmp_path, data_dir):
             f"paths.results_dir={tmp_path}",
             "cv=official",
             "name=cls",
-            *QUICK,
+            *QUICK_RUN,
         ]
     )
     metrics = train.run(cfg)
@@ -170,7 +158,7 @@ def test_results_say_why_a_premise_metric_is_missing(tmp_path, data_dir):
             "task=missci-gen",
             f"task.data_dir={data_dir}",
             f"paths.results_dir={tmp_path}",
-            *QUICK,
+            *QUICK_RUN,
             "cv=official",
             "name=nli",
             "task.premise_metrics.bertscore_model=null",
