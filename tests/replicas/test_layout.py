@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from replica_cli import assert_ran, run_cli
 from models.hub_replicas.layouts import REPLICAS
+from replica_cli import assert_ran, run_cli
 
 EXPECTED = {
     # name: (model_type, tokenizer files present, tokenizer files absent)
