@@ -105,3 +105,20 @@ def test_todays_keys_and_an_initial_o_bias_are_no_moved_settings():
     assert moved_decision_key("o_bias", 2.0) is None and moved_decision_key("head_lr", 0.01) is None
     assert moved_override(["model.module.o_bias=2.0", "model.module.decision.tuned=true", "task=post-f"]) is None
     assert moved_override(["model.module.decision.threshold=0.5"]) is None  # not a former key: Hydra says so
+
+
+def test_a_tuned_model_can_decide_with_its_fixed_rule_again(tiny_bert):
+    """``use_fixed_decision``: the same trained model under its untuned rule (scripts/measure_ensemble.py)."""
+    from models.encoder import ChunkedEncoder
+    from models.mvmd import MVMD
+    from models.mvml import MVML
+
+    labels = ["Doubt", "Slogan"]
+    mvml = MVML(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=labels, decision={"tuned": True})
+    mvmd = MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=labels, decision={"tuned": True})
+    mvml.thresholds.fill_(0.2)
+    mvmd.decision_o_bias.fill_(3.0)
+    for model in (mvml, mvmd):
+        model.use_fixed_decision()
+        assert not model.tuned and model.decision.min_evidence == (3 if model is mvml else 30)
+    assert torch.equal(mvml.thresholds, torch.full((2, 2), 0.7)) and torch.equal(mvmd.decision_o_bias, torch.zeros(4))
