@@ -105,7 +105,19 @@ def main(cfg: DictConfig) -> float | None:
     return metrics.get(objective) if objective else None
 
 
+def refuse_moved_settings(overrides: list[str]) -> None:
+    """A setting that moved (``model.module.tuning_scope`` is ``model.module.decision.scope``) is one message
+    naming its new key, before Hydra refuses it as unknown."""
+    from models.saved_model import moved_override
+
+    moved = moved_override(overrides)
+    if moved is not None:
+        print(f"error: {moved}", file=sys.stderr)
+        raise SystemExit(2)
+
+
 if __name__ == "__main__":
     verbosity, sys.argv = verbosity_from_argv(sys.argv)  # before Hydra parses the overrides
+    refuse_moved_settings(sys.argv[1:])
     show_progress(verbosity)
     main()

@@ -147,18 +147,26 @@ class Registry:
 
 
 def validated(
-    schema: Callable[..., Model], data: Any, path: str | Path, prefix: str = "", fix: str | None = None
+    schema: Callable[..., Model],
+    data: Any,
+    path: str | Path,
+    prefix: str = "",
+    fix: str | None = None,
+    renamed: Mapping[str, str] | None = None,
 ) -> Model:
-    """``data`` checked against a pydantic model; the first problem becomes one ``UserError`` naming the field."""
+    """``data`` checked against a pydantic model; the first problem becomes one ``UserError`` naming the field.
+
+    ``renamed``: for data translated from an earlier layout, the dotted field (``decision.fixed``) -> the key the
+    file holds (``threshold``), so the message names what the user finds in the file."""
     from pydantic import ValidationError
 
     try:
         return schema.model_validate(data)  # type: ignore[attr-defined]
     except ValidationError as err:
         errors = err.errors()
-        where = _field_name(errors[0], prefix)
+        where = _field_name(errors[0], prefix, renamed)
         # a union (a number or "tuned") fails once per member: say every member's demand, not only the first's
-        demands = list(dict.fromkeys(e.get("msg") for e in errors if _field_name(e, prefix) == where))
+        demands = list(dict.fromkeys(e.get("msg") for e in errors if _field_name(e, prefix, renamed) == where))
         value = errors[0].get("input")
         shown = repr(value) if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
@@ -169,10 +177,13 @@ def validated(
         ) from None
 
 
-def _field_name(error: dict, prefix: str) -> str:
-    where = prefix
+def _field_name(error: dict, prefix: str, renamed: Mapping[str, str] | None = None) -> str:
+    where = ""
     for part in error.get("loc", ()):
         if isinstance(part, str) and ("[" in part or "-" in part):
             continue  # pydantic's name of a union member ("constrained-float"), not a field
         where = f"{where}[{part}]" if isinstance(part, int) else dotted(where, part)
-    return where
+    where = (renamed or {}).get(where, where)
+    if not where or where.startswith("["):
+        return prefix + where
+    return dotted(prefix, where)

@@ -28,7 +28,8 @@ PROGRAM = "fallacy"
 
 @dataclass(frozen=True)
 class Command:
-    """One tool: ``fallacy <dataset> <name>``, the module whose ``main(argv)`` it runs, and a one-line summary."""
+    """One tool: ``fallacy <dataset> <name>``, the module whose ``main(argv)`` it runs, and a one-line summary.
+    ``dataset`` is the tool's group: a dataset's package (``faina``, ``missci``) or ``models`` (the hub models)."""
 
     dataset: str
     name: str
@@ -64,6 +65,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("missci", "sample", "missci.sample", "write the deterministic synthetic Missci sample (official JSONL)"),
     Command("missci", "report", "missci.report", "one table of Missci runs beside the paper's published rows"),
+    Command("models", "replicas", "models.replicas", "tiny offline replicas of the hub models, in their hubs' layouts"),
 )
 
 DATASETS: dict[str, dict[str, Command]] = {}
@@ -209,3 +211,4 @@ missci_baseline = ConsoleAlias("missci-baseline")
 missci_predict_lora = ConsoleAlias("missci-predict-lora")
 missci_sample = ConsoleAlias("missci-sample")
 missci_report = ConsoleAlias("missci-report")
+models_replicas = ConsoleAlias("models-replicas")

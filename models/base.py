@@ -19,6 +19,7 @@ import torch
 from lightning.pytorch.utilities import rank_zero_warn
 from torch import nn
 
+from models.decision_rules import DecisionSettings
 from models.encoder import ChunkedEncoder
 from models.layer_groups import encoder_layer_groups
 from models.unfreezing import GradualUnfreezing
@@ -73,8 +74,10 @@ class FallacyModule(L.LightningModule):
     """Base LightningModule: the encoder, the optimiser recipe and the evaluation loop MVML and MVMD share.
 
     Subclasses define ``forward``, ``training_step``, ``_evaluate`` (decode a labelled batch and update the
-    metric and the predicted/gold counts), ``predict_step`` and, when their decision rule can be fitted on dev,
-    ``tune_decisions``; everything that is not the encoder counts as the heads (``heads_parameters``).
+    metric and the predicted/gold counts), the prediction methods of their level (``models/outputs.py``), and for
+    their decision rule (``decision``, a ``DecisionSettings``) where its values live (``keep_decision``) and how
+    they are reported (``decision_report``); ``tune_decisions`` is the same for both. Everything that is not the
+    encoder counts as the heads (``heads_parameters``).
     """
 
     def __init__(
@@ -158,12 +161,47 @@ class FallacyModule(L.LightningModule):
     def configure_callbacks(self):
         return [GradualUnfreezing()] if self.gradual_unfreezing else []
 
-    def tune_decisions(self, batches) -> dict | None:
-        """Fit the decision rule (thresholds, O biases) on labelled dev batches after training.
+    # --- the decision rule ---------------------------------------------------------------------------
+    def keep_decision_settings(self, decision: DecisionSettings) -> None:
+        """Hold the rule's settings, also as plain values in the hyperparameters (a checkpoint stores no object)."""
+        self.decision = decision
+        self.hparams["decision"] = decision.model_dump()
 
-        Returns what was tuned (for the fold's metrics), or ``None`` when the model uses a fixed rule.
+    @property
+    def tuned(self) -> bool:
+        """Whether the decision rule is fitted on dev after training (``decision.tuned``)."""
+        return self.decision.tuned
+
+    @torch.no_grad()
+    def tune_decisions(self, batches) -> dict | None:
+        """Fit the decision rule (thresholds, O biases) on labelled dev batches after training and keep it.
+
+        Returns what was tuned (for the fold's metrics), or ``None`` when the model uses a fixed rule. The fit is
+        the level's ``fit_decision`` (``models/outputs.py``), the one the quality benchmark fits its rules with.
         """
-        return None
+        if not self.decision.tuned:
+            return None
+        outputs = self.collect_in_eval(batches, self.dev_outputs)
+        if not outputs:
+            return None
+        values, info = self.fit_decision(outputs, self.decision)
+        self.keep_decision(values)
+        return self.decision_report(values, info)
+
+    def use_fixed_decision(self) -> None:
+        """Decide with the fixed rule (``decision.fixed``) from now on, whatever was tuned: the same trained model
+        under its untuned rule."""
+        fixed = self.decision.model_copy(update={"tuned": False})
+        self.keep_decision(self.fit_decision([], fixed)[0])
+        self.keep_decision_settings(fixed)
+
+    def keep_decision(self, values: torch.Tensor) -> None:
+        """Store fitted decision values in the buffer prediction uses (saved with the weights)."""
+        raise NotImplementedError
+
+    def decision_report(self, values: torch.Tensor, info: dict) -> dict:
+        """The fitted values per view and label, and ``info``, as the fold's metrics record them."""
+        raise NotImplementedError
 
     # --- evaluation --------------------------------------------------------------------------------
     def validation_step(self, batch, batch_idx):
@@ -218,7 +256,7 @@ class FallacyModule(L.LightningModule):
             rank_zero_warn(
                 f"{split}: the model predicted {predicted} {what} where the gold data has {gold} "
                 f"(< {COLLAPSE_FRACTION:.0%}); its decoders may have collapsed to predicting nothing. "
-                "Try a higher model.head_lr, a lower model.o_bias, a lower learning rate for the encoder, "
+                "Try a higher model.module.head_lr, a lower model.module.o_bias, a lower learning rate for the encoder, "
                 "or more epochs."
             )
         # each process logs its own counts; Lightning sums them (a mean would halve them under two processes)

@@ -7,7 +7,7 @@ number per label (or decoder) picked on the fold's dev set wins back. Each numbe
 keeps the fixed rule, because a threshold fitted to one or two posts is noise. Ties go to the value
 closest to the fixed rule, so tuning never moves a decision it has no evidence for.
 
-Measured on a real corpus (the toxic-spans development corpus, issue 21, docs/benchmark-quality.md), the
+Measured on a real corpus (the toxic-spans development corpus, docs/benchmark-quality.md), the
 per-decoder O bias overfits: 15-40 decoders each fitted to a few dozen dev spans trade precision for recall and
 lose strict F1 on test. Hence the *scopes* of a tuned rule (``scope``):
 
@@ -20,20 +20,97 @@ lose strict F1 on test. Hence the *scopes* of a tuned rule (``scope``):
 
 and ``confirm``: the rule is fitted on each half of dev (even / odd posts) and scored on the other half with the
 task metric; the tuned values (fitted on all of dev) are kept only when that cross-fitted gain over the fixed
-rule is positive, else the fixed rule stays. ``floor`` (thresholds): no tuned threshold below it.
+rule is positive, else the fixed rule stays. ``floor``: no tuned value below it.
 
-Functions here take tensors only; the models (``models/mvml.py``, ``models/mvmd.py``) collect the dev
-outputs and store the result in a buffer that is saved with the weights.
+``DecisionSettings`` holds every setting of a rule once: the fixed rule's value, whether it is tuned, and how
+(scope, shrinkage, confirm, evidence, floor). MVMD and MVML take it (``model.module.decision`` in
+``conf/model/``), the saved-model schema checks it (``models/saved_model.py``), and ``FallacyModule.tune_decisions``
+fits it. The fitting functions here take tensors only; the models collect their dev outputs
+(``dev_outputs``), fit (``fit_decision``, which the quality benchmark calls too) and store the result in a buffer
+that is saved with the weights.
 """
 
 from __future__ import annotations
 
-import torch
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
+import torch
+from pydantic import Field
+
+from common.untrusted import Strict
 from models.crf import B, BatchedBIOCRF, O
 
 THRESHOLD_GRID = tuple(round(0.05 * step, 2) for step in range(1, 20))  # 0.05 … 0.95
 O_BIAS_GRID = tuple(0.5 * step for step in range(-8, 9))  # −4 … 4
+SCOPES = ("own", "shared", "shrunk")
+Count = Annotated[int, Field(ge=0, le=10**9)]
+Bias = Annotated[float, Field(ge=-1000, le=1000)]
+Fraction = Annotated[float, Field(gt=0, lt=1)]
+FloorFraction = Annotated[float, Field(ge=0, lt=1)]
+
+
+class DecisionSettings(Strict):
+    """A model's decision rule: the fixed rule, or one fitted on dev after training (``tuned``), and how it is fitted.
+
+    - ``fixed``: the fixed rule's value: the threshold τ of every label (MVML), the O bias added to every decoder's
+      O score when decoding (MVMD; 0: the CRF's own path). A tuned rule keeps it for the labels / decoders with too
+      little dev evidence, when ``confirm`` rejects the fit, and it breaks ties;
+    - ``tuned``: fit one value per label of each view (MVML) / per decoder (MVMD) on the fold's dev split;
+    - ``scope`` (``own`` | ``shared`` | ``shrunk``), ``shrinkage`` and ``confirm``: how (module docstring);
+    - ``min_evidence``: the dev spans of a decoder (MVMD) / positive dev posts of a label (MVML), counted per view,
+      below which the value is not tuned;
+    - ``floor``: no tuned value below it (``None``: no floor).
+
+    Frozen, plain values only: it is saved in ``model.json`` as it is, and a model read back gets the same object.
+    ``SpanDecisionSettings`` / ``PostDecisionSettings`` carry each level's defaults and ranges.
+    """
+
+    tuned: bool = False
+    fixed: Bias = 0.0
+    scope: Literal["own", "shared", "shrunk"] = "own"
+    shrinkage: Annotated[float, Field(ge=0, le=10**6)] = 20.0
+    confirm: bool = False
+    min_evidence: Count = 3
+    floor: Bias | None = None
+
+    @classmethod
+    def of(cls, given: DecisionSettings | Mapping[str, Any] | None) -> DecisionSettings:
+        """The settings from themselves, from a mapping (a Hydra ``decision`` block: the level's defaults for the
+        keys it leaves out) or ``None`` (the defaults); a wrong value is a ``ValueError`` naming the field."""
+        if isinstance(given, cls):
+            return given
+        if isinstance(given, DecisionSettings):
+            given = given.model_dump()
+        from pydantic import ValidationError
+
+        try:
+            return cls.model_validate(dict(given or {}))
+        except ValidationError as err:
+            problem = err.errors()[0]
+            where = ".".join(str(part) for part in problem.get("loc", ()))
+            raise ValueError(f"decision.{where}: {problem.get('msg')} (got {problem.get('input')!r})") from None
+
+
+class SpanDecisionSettings(DecisionSettings):
+    """MVMD's O-bias rule: by default no bias, tuned only for decoders with 30 dev spans (docs/benchmark-quality.md)."""
+
+    min_evidence: Count = 30
+
+
+class PostDecisionSettings(DecisionSettings):
+    """MVML's threshold rule: τ = 0.7 (the paper's), tuned thresholds never below 0.3 (docs/benchmark-quality.md)."""
+
+    fixed: Fraction = 0.7
+    floor: FloorFraction | None = 0.3
+
+
+def floored_grid(grid, floor: float | None, fixed: float) -> tuple[float, ...]:
+    """The candidate values of a rule with a ``floor``: those at or above it (the floor itself, or ``fixed`` when
+    that is higher, when none is)."""
+    if floor is None:
+        return tuple(grid)
+    return tuple(value for value in grid if value >= floor) or (max(floor, fixed),)
 
 
 def _f1(true_positive: torch.Tensor, predicted: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
@@ -182,8 +259,7 @@ def post_observations(
     return probabilities * keep, targets * keep
 
 
-# --- scopes, shrinkage and held-out confirmation (issue 21) ----------------------------------------------
-SCOPES = ("own", "shared", "shrunk")
+# --- scopes, shrinkage and held-out confirmation ------------------------------------------------------
 
 
 def check_scope(scope: str) -> str:
@@ -278,41 +354,47 @@ def fit_o_bias(
     confirm: bool = False,
     grid=O_BIAS_GRID,
     views_per_item: int = 1,
+    fixed: float = 0.0,
+    floor: float | None = None,
 ) -> tuple[torch.Tensor, dict]:
     """Decision O biases ``[D]`` for ``dev`` under ``scope`` (module docstring), and what was decided.
 
     ``min_spans`` and ``shrinkage`` are evidence *per view*; ``views_per_item`` (``views_per_model_view``: how often
     the pooled observations meet each dev post, consecutively) scales them and keeps a post's observations in one
-    half of ``confirm``."""
+    half of ``confirm``. ``fixed``: the bias of the fixed rule (0: none), which decoders without evidence keep;
+    ``floor``: no tuned bias below it."""
     check_scope(scope)
     min_spans, shrinkage = min_spans * views_per_item, shrinkage * views_per_item
-    bias = _fit_o_bias_once(dev, num_views, min_spans, scope, shrinkage, grid)
+    grid = floored_grid(grid, floor, fixed)
+    bias = _fit_o_bias_once(dev, num_views, min_spans, scope, shrinkage, grid, fixed)
     info = {"scope": scope}
     if confirm:
         gains = []
         halves = _halves(len(dev.gold), views_per_item)
         for fit_on, score_on in (halves, tuple(reversed(halves))):
-            half_bias = _fit_o_bias_once(dev.subset(fit_on), num_views, min_spans, scope, shrinkage, grid)
+            half_bias = _fit_o_bias_once(dev.subset(fit_on), num_views, min_spans, scope, shrinkage, grid, fixed)
             held_out = dev.subset(score_on)
             tuned = view_average_span_f1(held_out.sums(half_bias), num_views)
-            fixed = view_average_span_f1(held_out.sums(torch.zeros_like(half_bias)), num_views)
-            gains.append(float(tuned - fixed))
+            untuned = view_average_span_f1(held_out.sums(torch.full_like(half_bias, fixed)), num_views)
+            gains.append(float(tuned - untuned))
         info["held_out_gain"] = round(sum(gains) / len(gains), 6)
         info["confirmed"] = info["held_out_gain"] > 0
         if not info["confirmed"]:
-            bias = torch.zeros_like(bias)
+            bias = torch.full_like(bias, fixed)
     return bias, info
 
 
-def _fit_o_bias_once(dev: SpanDev, num_views: int, min_spans: int, scope: str, shrinkage: float, grid) -> torch.Tensor:
+def _fit_o_bias_once(
+    dev: SpanDev, num_views: int, min_spans: int, scope: str, shrinkage: float, grid, fixed: float = 0.0
+) -> torch.Tensor:
     values = torch.tensor(grid, dtype=torch.float64)
     num_decoders = dev.gold.shape[1]
     sums = dev.sums_many(values.float().unsqueeze(1).expand(-1, num_decoders))  # [G, 4, D]
     gold_spans = sums[0, 3]
-    own = _pick(_decoder_f1(sums), values, 0.0)
+    own = _pick(_decoder_f1(sums), values, fixed)
     if scope == "own":
-        return torch.where(gold_spans >= min_spans, own, torch.zeros_like(own)).float()
-    shared = _pick(view_average_span_f1(sums, num_views), values, 0.0)
+        return torch.where(gold_spans >= min_spans, own, torch.full_like(own, fixed)).float()
+    shared = _pick(view_average_span_f1(sums, num_views), values, fixed)
     if scope == "shared":
         return torch.full((num_decoders,), float(shared))
     weight = gold_spans / (gold_spans + shrinkage) if shrinkage > 0 else torch.ones_like(gold_spans)
@@ -349,7 +431,7 @@ def fit_thresholds(
     scope: str = "own",
     shrinkage: float = 20.0,
     confirm: bool = False,
-    floor: float = 0.0,
+    floor: float | None = None,
     grid=THRESHOLD_GRID,
     views_per_item: int = 1,
 ) -> tuple[torch.Tensor, dict]:
@@ -358,7 +440,7 @@ def fit_thresholds(
     ``min_positives`` and ``shrinkage`` are per view, scaled by ``views_per_item`` as in ``fit_o_bias``."""
     check_scope(scope)
     min_positives, shrinkage = min_positives * views_per_item, shrinkage * views_per_item
-    grid = tuple(value for value in grid if value >= floor) or (max(floor, fixed),)
+    grid = floored_grid(grid, floor, fixed)
     thresholds = _fit_thresholds_once(probabilities, targets, fixed, min_positives, scope, shrinkage, grid)
     info = {"scope": scope}
     if confirm:

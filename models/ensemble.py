@@ -14,8 +14,9 @@ is applied to; an MVMD ensemble's span probabilities (``inside``) are the forwar
 CRF over the averaged emissions, the distribution whose best path Viterbi decodes (the members' decision O biases,
 a decision rule, move the decoded path only, as in a single model).
 
-Both return from ``predict_step`` exactly what a single model's ``predict_step`` returns, so code that
-predicts (``faina.predict``, taggers) never asks whether it holds one model or several.
+Both answer the prediction methods a single model of their level answers (``models/outputs.py``: ``predict_step``,
+``predict_outputs`` with or without the raw scores, ``dev_outputs``, ``fit_decision``, ``apply_decision``), so code
+that predicts (``faina.predict``, taggers, the quality benchmark) never asks whether it holds one model or several.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from torch import nn
 from models.crf import BatchedBIOCRF
 from models.mvmd import MVMD
 from models.mvml import MVML
+from models.outputs import PostOutputs, SpanOutputs
 
 
 class _Ensemble(L.LightningModule):
@@ -53,7 +55,7 @@ class _Ensemble(L.LightningModule):
         return len(self.members)
 
 
-class MVMLEnsemble(_Ensemble):
+class MVMLEnsemble(PostOutputs, _Ensemble):
     """Average of MVML members' probabilities, thresholded once."""
 
     member_type = MVML
@@ -64,7 +66,7 @@ class MVMLEnsemble(_Ensemble):
 
     def probabilities(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Mean label probabilities ``[B, V, C]``."""
-        return torch.stack([torch.sigmoid(member(batch)) for member in self.members]).mean(0)
+        return torch.stack([member.probabilities(batch) for member in self.members]).mean(0)
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Logits of the mean probabilities ``[B, V, C]`` (what a single MVML's forward returns)."""
@@ -74,15 +76,10 @@ class MVMLEnsemble(_Ensemble):
         return probabilities >= self.thresholds.to(probabilities.dtype)
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
-        probabilities = self.probabilities(batch)
-        return {
-            "post_index": batch["post_index"].cpu(),
-            "probabilities": probabilities.cpu(),
-            "predicted": self.decide(probabilities).cpu(),
-        }
+        return self.predict_outputs(batch)
 
 
-class MVMDEnsemble(_Ensemble):
+class MVMDEnsemble(SpanOutputs, _Ensemble):
     """Average of MVMD members' emissions, decoded once by a CRF with the members' mean scores."""
 
     member_type = MVMD
@@ -96,9 +93,20 @@ class MVMDEnsemble(_Ensemble):
                 getattr(self.crf, name).copy_(torch.stack([getattr(c, name).detach() for c in crfs]).mean(0))
         self.crf.requires_grad_(False)
 
+    def emissions(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """Mean of the members' emissions ``[B, D, W, 3]`` (no decision O bias)."""
+        return torch.stack(self._member_emissions(batch)).mean(0)
+
     def decision_emissions(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Mean of the members' decision emissions ``[B, D, W, 3]``."""
         return self._mean_decision(self._member_emissions(batch))
+
+    def emission_pair(self, batch: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both means from one forward pass of each member: the marginals come from the averaged emissions (each
+        member's decision O bias left out, as a single model leaves its own out), the tags from the averaged
+        decision emissions."""
+        emissions = self._member_emissions(batch)
+        return torch.stack(emissions).mean(0), self._mean_decision(emissions)
 
     def _member_emissions(self, batch: Mapping[str, torch.Tensor]) -> list[torch.Tensor]:
         return [member.emissions(batch) for member in self.members]
@@ -112,16 +120,8 @@ class MVMDEnsemble(_Ensemble):
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
         """What ``MVMD.predict_step`` returns; ``inside`` are the marginals of the averaged CRF over the averaged
-        emissions (each member's decision O bias left out, as a single model leaves its own out)."""
-        emissions, mask = self._member_emissions(batch), batch["word_mask"]
-        tags = self.crf.viterbi(self._mean_decision(emissions), mask)
-        inside = self.crf.inside_probabilities(torch.stack(emissions).mean(0).float(), mask.bool())
-        return {
-            "post_index": batch["post_index"].cpu(),
-            "tags": tags.cpu(),
-            "num_words": mask.sum(-1).cpu(),
-            "inside": inside.cpu(),
-        }
+        emissions."""
+        return self.predict_outputs(batch)
 
 
 ENSEMBLE_OF = {MVML: MVMLEnsemble, MVMD: MVMDEnsemble}

@@ -14,15 +14,15 @@ On the synthetic sample (240 train / 60 dev posts, span-f, MiniLM, 8 epochs, sla
 while head_lr=1e-2 kept predicting spans (dev strict F1 0.13 after 2 epochs, loss 82): hence 1e-2.
 The encoder keeps the paper's 1e-4, so the pretrained weights move no more than in the paper; only the
 small decoders (47k parameters for span-f on a 384-wide encoder) learn faster.
-``o_bias`` takes a number or ``"tuned"``. A number (default 0) is an *initial* emission bias: it starts
-decoders biased towards O; it does not prevent the collapse (it starts there) but suppresses the flood of
-random spans of the first epoch, and training moves it like any weight. ``"tuned"`` is a *decision* rule:
-training starts unbiased, and afterwards each decoder gets the bias on its O score that maximises its strict
-span F1 on the fold's dev set (``tune_decisions``, ``models/decision_rules.py``), for decoders that under- or
-over-predict; decoders with fewer than ``min_dev_spans`` dev spans keep 0. ``tuning_scope`` (``own`` | ``shared`` | ``shrunk``),
-``tuning_shrinkage`` and ``tuning_confirm`` choose how the biases are fitted (``models/decision_rules.py``: the
-per-decoder ``own`` rule overfits on real data). The decision biases live in the
-``decision_o_bias`` buffer ``[D]`` (saved with the weights; all 0 unless tuned) and apply to every decode.
+``o_bias`` (a number, default 0) is an *initial* emission bias: it starts decoders biased towards O; it does not
+prevent the collapse (it starts there) but suppresses the flood of random spans of the first epoch, and training
+moves it like any weight. The *decision* rule is ``decision`` (``models.decision_rules.SpanDecisionSettings``):
+by default no decision bias (``fixed`` 0: the CRF's own path); with ``tuned``, after training each decoder gets
+the bias on its O score that maximises its strict span F1 on the fold's dev set (``tune_decisions``), for decoders
+that under- or over-predict; decoders with fewer than ``min_evidence`` dev spans keep ``fixed``. ``scope``
+(``own`` | ``shared`` | ``shrunk``), ``shrinkage`` and ``confirm`` choose how the biases are fitted
+(``models/decision_rules.py``: the per-decoder ``own`` rule overfits on real data). The decision biases live in
+the ``decision_o_bias`` buffer ``[D]`` (saved with the weights) and apply to every decode.
 
 ``soft_targets=True`` (``data.targets=soft``): one decoder set (``num_views=1``, ``C`` decoders) trained on every
 view's tag sequence as a repeated observation of the same CRFs, ``Σ_v w_v · NLL(view v)`` (``view_weights``
@@ -32,23 +32,17 @@ view's tag sequence as a repeated observation of the same CRFs, ``Σ_v w_v · NL
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
 
 from models.base import FallacyModule, masked_views, scoring_targets
 from models.bio import tags_to_spans
-from models.decision_rules import (
-    SpanDev,
-    check_scope,
-    fit_o_bias,
-    span_observations,
-    views_per_model_view,
-    with_o_bias,
-)
+from models.decision_rules import DecisionSettings, SpanDecisionSettings, with_o_bias
 from models.encoder import ChunkedEncoder
 from models.heads import BIODecoders
+from models.outputs import SpanOutputs
 
 
 def gather_words(subwords: torch.Tensor, word_starts: torch.Tensor) -> torch.Tensor:
@@ -57,12 +51,13 @@ def gather_words(subwords: torch.Tensor, word_starts: torch.Tensor) -> torch.Ten
     return subwords.gather(1, index.unsqueeze(-1).expand(-1, -1, subwords.shape[-1]))
 
 
-class MVMD(FallacyModule):
+class MVMD(SpanOutputs, FallacyModule):
     """Span model. ``labels``: the grain's label strings (sorted); ``num_views``: annotators.
 
     ``loss_weights``: one λ per decoder (default all 1). ``head_lr``: learning rate of the decoders
-    (``None``: the optimiser's). ``o_bias``: initial emission bias of ``O`` over ``B``/``I``, or ``"tuned"``
-    for a per-decoder decision bias fitted on dev (module docstring).
+    (``None``: the optimiser's). ``o_bias``: initial emission bias of ``O`` over ``B``/``I``. ``decision``: the
+    decision rule (``SpanDecisionSettings``, a mapping of its fields, or ``None`` for its defaults; module
+    docstring).
     """
 
     unit_name = "spans"
@@ -78,12 +73,9 @@ class MVMD(FallacyModule):
         discriminative_decay: float | None = None,
         gradual_unfreezing: bool = False,
         head_lr: float | None = 1e-2,
-        o_bias: float | str = 0.0,
+        o_bias: float = 0.0,
         val_metric=None,
-        min_dev_spans: int = 30,
-        tuning_scope: str = "own",
-        tuning_shrinkage: float = 20.0,
-        tuning_confirm: bool = False,
+        decision: DecisionSettings | Mapping | None = None,
         soft_targets: bool = False,
         view_weights: Sequence[float] | None = None,
     ):
@@ -91,43 +83,50 @@ class MVMD(FallacyModule):
         labels = [str(label) for label in labels]
         if not labels:
             raise ValueError("MVMD needs the task's labels")
-        self.save_hyperparameters(ignore=["encoder", "optimizer", "scheduler", "val_metric"])
+        if isinstance(o_bias, str) or isinstance(o_bias, bool):
+            raise ValueError(
+                f"o_bias is the initial O bias, a number (got {o_bias!r}); a tuned decision O bias is "
+                "decision.tuned=true (model.module.decision.tuned=true)"
+            )
+        self.save_hyperparameters(ignore=["encoder", "optimizer", "scheduler", "val_metric", "decision"])
         self.record_encoder_hparams()
+        self.keep_decision_settings(SpanDecisionSettings.of(decision))
         self.labels = labels
         self.num_views = num_views
-        self.tuned = o_bias == "tuned"
-        if isinstance(o_bias, str) and not self.tuned:
-            raise ValueError(f"o_bias must be a number (initial bias) or 'tuned', got {o_bias!r}")
-        self.min_dev_spans = min_dev_spans
-        self.tuning_scope = check_scope(tuning_scope)
-        self.tuning_shrinkage = float(tuning_shrinkage)
-        self.tuning_confirm = bool(tuning_confirm)
         self.soft_targets = bool(soft_targets)
         if self.soft_targets and num_views != 1:
             raise ValueError(f"soft_targets trains one decoder set: num_views must be 1, got {num_views}")
         # view_weights count only with soft targets (a model read back for prediction carries them unused)
         self.view_weights = None if view_weights is None else [float(w) for w in view_weights]
         num_decoders = num_views * len(labels)
-        self.decoders = BIODecoders(
-            self.encoder.hidden_size, num_decoders, loss_weights, 0.0 if self.tuned else float(o_bias)
-        )
-        self.register_buffer("decision_o_bias", torch.zeros(num_decoders))
+        self.decoders = BIODecoders(self.encoder.hidden_size, num_decoders, loss_weights, float(o_bias))
+        self.register_buffer("decision_o_bias", torch.full((num_decoders,), float(self.decision.fixed)))
         self._register_load_state_dict_pre_hook(self._keep_bias_of_older_exports)
 
     def _keep_bias_of_older_exports(self, state_dict, prefix, *args, **kwargs) -> None:
         """Models exported before tuned O biases existed have no buffer: they decoded without one."""
         state_dict.setdefault(prefix + "decision_o_bias", torch.zeros_like(self.decision_o_bias))
 
+    @property
+    def crf(self):
+        """The CRF that decodes every decoder (``models/crf.py``)."""
+        return self.decoders.crf
+
     def emissions(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         subwords, _ = self.encoder(batch["input_ids"], batch["attention_mask"])
         return self.decoders.emissions(gather_words(subwords, batch["word_starts"]))
+
+    def emission_pair(self, batch: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The decoders' emissions and the ones decoding uses (with the decision O bias), from one forward pass."""
+        emissions = self.emissions(batch)
+        return emissions, self.with_decision_bias(emissions)
 
     def decision_emissions(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The emissions that decoding uses: the decoders' scores plus each one's decision O bias."""
         return self.with_decision_bias(self.emissions(batch))
 
     def with_decision_bias(self, emissions: torch.Tensor) -> torch.Tensor:
-        return with_o_bias(emissions, self.decision_o_bias) if self.tuned else emissions
+        return with_o_bias(emissions, self.decision_o_bias)
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Decoded tags ``[B, D, W]``."""
@@ -173,56 +172,15 @@ class MVMD(FallacyModule):
         return [tags_to_spans(tags[i], lengths[i], views, self.labels) for i in range(len(lengths))]
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
-        """Decoded tags, and ``inside`` ``[B, D, W]``: each word's CRF marginal of lying in a span of the decoder's
-        label. The marginals are those of the model's own emissions; a tuned decision O bias is a decision rule
-        (like MVML's tuned thresholds) and moves only the tags (``docs/soft-labels.md``)."""
-        emissions, mask = self.emissions(batch), batch["word_mask"]
-        tags = self.decoders.decode(self.with_decision_bias(emissions), mask)
-        return {
-            "post_index": batch["post_index"].cpu(),
-            "tags": tags.cpu(),
-            "num_words": mask.sum(-1).cpu(),
-            "inside": self.decoders.inside_probabilities(emissions, mask).cpu(),
-        }
+        """Decoded tags and the CRF marginals ``inside`` (``models.outputs.SpanOutputs.predict_outputs``)."""
+        return self.predict_outputs(batch)
 
-    def _dev_observations(self, batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Dev ``(emissions, tags, mask)`` for O-bias tuning against every gold view of the batch
-        (``scoring_targets``; ``models.decision_rules.span_observations`` says how one decoder set meets them)."""
-        tags, annotated = scoring_targets(batch, "tags")
-        return span_observations(
-            self.emissions(batch).float().cpu(), tags.cpu(), batch["word_mask"].cpu(), annotated, self.num_views
-        )
+    def keep_decision(self, values: torch.Tensor) -> None:
+        self.decision_o_bias.copy_(values.to(self.decision_o_bias))
 
-    def _gold_views(self, batch) -> int:
-        return scoring_targets(batch, "tags")[0].shape[1] // len(self.labels)
-
-    @torch.no_grad()
-    def tune_decisions(self, batches: Iterable[Mapping[str, torch.Tensor]]) -> dict | None:
-        """With ``o_bias="tuned"``: fit each decoder's decision O bias on labelled dev batches."""
-        if not self.tuned:
-            return None
-        collected = self.collect_in_eval(
-            batches, lambda batch: (self._dev_observations(batch), self._gold_views(batch))
-        )
-        if not collected:
-            return None
-        crf = self.decoders.crf
-        if crf.transitions.device.type != "cpu":
-            from copy import deepcopy
-
-            crf = deepcopy(crf).cpu()
-        bias, info = fit_o_bias(
-            SpanDev(crf, [observations for observations, _ in collected]),
-            self.num_views,
-            self.min_dev_spans,
-            self.tuning_scope,
-            self.tuning_shrinkage,
-            self.tuning_confirm,
-            views_per_item=views_per_model_view(collected[0][1], self.num_views),  # evidence is counted per view
-        )
-        self.decision_o_bias.copy_(bias.to(self.decision_o_bias))
+    def decision_report(self, values: torch.Tensor, info: dict) -> dict:
         per_view = {}
-        for d, value in enumerate(bias.tolist()):
+        for d, value in enumerate(values.tolist()):
             view, label = divmod(d, len(self.labels))
             per_view.setdefault(f"a{view + 1}", {})[self.labels[label]] = round(value, 4)
         return {"o_bias": per_view, "o_bias_rule": info}

@@ -1,13 +1,12 @@
 """MVML: multi-view, multi-label post classification (post-c, post-f).
 
 One multi-label head per annotator view on the post's sentence vector (``models/heads.py``): sigmoid
-scores, binary cross-entropy, and a label is predicted when its probability reaches its threshold:
-``threshold`` (τ = 0.7 in the paper) for every label, or ``threshold="tuned"``: one threshold per view and
-label picked on the fold's dev set after training (``tune_decisions``, ``models/decision_rules.py``),
-τ = ``fallback_threshold`` where dev has fewer than ``min_dev_positives`` positives. The thresholds live
-in the ``thresholds`` buffer ``[V, C]``, so they are saved and loaded with the weights. ``tuning_scope``
-(``own`` | ``shared`` | ``shrunk``), ``tuning_shrinkage``, ``tuning_confirm`` and ``threshold_floor`` choose how
-they are fitted (``models/decision_rules.py``).
+scores, binary cross-entropy, and a label is predicted when its probability reaches its threshold. The decision
+rule is ``decision`` (``models.decision_rules.PostDecisionSettings``): ``fixed`` (τ = 0.7 in the paper) for every
+label, or with ``tuned`` one threshold per view and label picked on the fold's dev set after training
+(``tune_decisions``), τ = ``fixed`` where dev has fewer than ``min_evidence`` positives. The thresholds live in the
+``thresholds`` buffer ``[V, C]``, so they are saved and loaded with the weights. ``scope`` (``own`` | ``shared`` |
+``shrunk``), ``shrinkage``, ``confirm`` and ``floor`` choose how they are fitted (``models/decision_rules.py``).
 
 ``soft_targets=True`` (``data.targets=soft``): one head (``num_views=1``) trained with BCE against each post's
 share of annotated views per label (``MultiLabelHead.soft_loss``), so its sigmoid is the predicted share of
@@ -18,19 +17,21 @@ the loss and of the dev scores.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
 
 from models.base import FallacyModule, masked_views, scoring_targets
-from models.decision_rules import check_scope, fit_thresholds, post_observations, views_per_model_view
+from models.decision_rules import DecisionSettings, PostDecisionSettings
 from models.encoder import ChunkedEncoder
 from models.heads import MultiLabelHead
+from models.outputs import PostOutputs
 
 
-class MVML(FallacyModule):
-    """Post model. ``labels``: the grain's label strings (sorted); ``num_views``: annotators."""
+class MVML(PostOutputs, FallacyModule):
+    """Post model. ``labels``: the grain's label strings (sorted); ``num_views``: annotators; ``decision``: the
+    decision rule (``PostDecisionSettings``, a mapping of its fields, or ``None`` for its defaults)."""
 
     unit_name = "labels"
 
@@ -41,43 +42,33 @@ class MVML(FallacyModule):
         labels: Sequence[str] = (),
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
         scheduler: Callable[..., Any] | None = None,
-        threshold: float | str = 0.7,
+        decision: DecisionSettings | Mapping | None = None,
         discriminative_decay: float | None = None,
         gradual_unfreezing: bool = False,
         head_lr: float | None = None,
         val_metric=None,
-        fallback_threshold: float = 0.7,
-        min_dev_positives: int = 3,
-        tuning_scope: str = "own",
-        tuning_shrinkage: float = 20.0,
-        tuning_confirm: bool = False,
-        threshold_floor: float = 0.3,
         soft_targets: bool = False,
     ):
         super().__init__(encoder, optimizer, scheduler, discriminative_decay, gradual_unfreezing, head_lr, val_metric)
         labels = [str(label) for label in labels]
         if not labels:
             raise ValueError("MVML needs the task's labels")
-        self.tuned = threshold == "tuned"
-        initial = fallback_threshold if self.tuned else threshold
-        if isinstance(initial, str) or not 0.0 < initial < 1.0:
-            raise ValueError(f"threshold must be 'tuned' or lie strictly between 0 and 1, got {threshold!r}")
-        self.save_hyperparameters(ignore=["encoder", "optimizer", "scheduler", "val_metric"])
+        self.save_hyperparameters(ignore=["encoder", "optimizer", "scheduler", "val_metric", "decision"])
         self.record_encoder_hparams()
+        self.keep_decision_settings(PostDecisionSettings.of(decision))
         self.labels = labels
         self.num_views = num_views
-        self.threshold = float(initial)
-        self.min_dev_positives = min_dev_positives
-        self.tuning_scope = check_scope(tuning_scope)
-        self.tuning_shrinkage = float(tuning_shrinkage)
-        self.tuning_confirm = bool(tuning_confirm)
-        self.threshold_floor = float(threshold_floor)
         self.soft_targets = bool(soft_targets)
         if self.soft_targets and num_views != 1:
             raise ValueError(f"soft_targets trains one head: num_views must be 1, got {num_views}")
         self.head = MultiLabelHead(self.encoder.hidden_size, num_views, len(labels))
-        self.register_buffer("thresholds", torch.full((num_views, len(labels)), float(initial)))
+        self.register_buffer("thresholds", torch.full((num_views, len(labels)), float(self.threshold)))
         self._register_load_state_dict_pre_hook(self._keep_thresholds_of_older_exports)
+
+    @property
+    def threshold(self) -> float:
+        """τ of the fixed rule, and of the labels a tuned rule leaves alone (``decision.fixed``)."""
+        return float(self.decision.fixed)
 
     def _keep_thresholds_of_older_exports(self, state_dict, prefix, *args, **kwargs) -> None:
         """Models exported before tuned thresholds existed have no buffer: they used the one τ."""
@@ -125,51 +116,21 @@ class MVML(FallacyModule):
         """Booleans ``[B, V, C]``: each label's probability against its view's threshold for it."""
         return probabilities >= self.thresholds.to(probabilities.dtype)
 
+    def probabilities(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """Label probabilities ``[B, V, C]``."""
+        return torch.sigmoid(self(batch))
+
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
-        probabilities = torch.sigmoid(self(batch))
-        return {
-            "post_index": batch["post_index"].cpu(),
-            "probabilities": probabilities.cpu(),
-            "predicted": self.decide(probabilities).cpu(),
-        }
+        """Probabilities and their decisions (``models.outputs.PostOutputs.predict_outputs``)."""
+        return self.predict_outputs(batch)
 
-    def _dev_observations(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """Dev probabilities and targets ``[N, V, C]`` for threshold tuning against every gold view of the batch
-        (``scoring_targets``; ``models.decision_rules.post_observations`` says how one head meets them)."""
-        targets, annotated = scoring_targets(batch, "labels")
-        probabilities = torch.sigmoid(self(batch)).float().cpu()
-        return post_observations(probabilities, targets.float().cpu(), annotated, self.num_views)
+    def keep_decision(self, values: torch.Tensor) -> None:
+        self.thresholds.copy_(values.to(self.thresholds))
 
-    @staticmethod
-    def _gold_views(batch) -> int:
-        return scoring_targets(batch, "labels")[0].shape[1]
-
-    @torch.no_grad()
-    def tune_decisions(self, batches: Iterable[Mapping[str, torch.Tensor]]) -> dict | None:
-        """With ``threshold="tuned"``: fit the per-view, per-label thresholds on labelled dev batches."""
-        if not self.tuned:
-            return None
-        collected = self.collect_in_eval(
-            batches, lambda batch: (self._dev_observations(batch), self._gold_views(batch))
-        )
-        if not collected:
-            return None
-        probabilities, targets = zip(*(observations for observations, _ in collected))
-        tuned, info = fit_thresholds(
-            torch.cat(probabilities),
-            torch.cat(targets),
-            self.threshold,
-            self.min_dev_positives,
-            self.tuning_scope,
-            self.tuning_shrinkage,
-            self.tuning_confirm,
-            self.threshold_floor,
-            views_per_item=views_per_model_view(collected[0][1], self.num_views),  # evidence is counted per view
-        )
-        self.thresholds.copy_(tuned.to(self.thresholds))
+    def decision_report(self, values: torch.Tensor, info: dict) -> dict:
         return {
             "thresholds": {
-                f"a{v + 1}": {label: round(value, 4) for label, value in zip(self.labels, tuned[v].tolist())}
+                f"a{v + 1}": {label: round(value, 4) for label, value in zip(self.labels, values[v].tolist())}
                 for v in range(self.num_views)
             },
             "threshold_rule": info,

@@ -3,20 +3,25 @@
 The ``model`` block of a fold's ``model.json`` (and the architecture part of an exported ``config.json``) reads::
 
     {"name": "mvmd", "architecture": "MVMD", "dropout": 0.2,
-     "module": {"head_lr": 0.01, "o_bias": 0.0, ...},          # the architecture's own arguments
+     "module": {"head_lr": 0.01, "o_bias": 0.0, ...,           # the architecture's own arguments
+                "decision": {"tuned": true, "fixed": 0.0, "scope": "own", ...}},  # models.decision_rules
      "optimizer": {"name": "adamw", "lr": 0.0001, "betas": [0.9, 0.99], "weight_decay": 0.01},
      "scheduler": {"name": "slanted_triangular", "cut_frac": 0.3, "ratio": 32}}
 
 ``named_model_block`` turns the resolved Hydra ``model`` config of a run (``_target_`` / ``_partial_`` nodes) into
 this form when a model is saved, and turns the blocks that earlier releases saved in the same way, so their
 folders still load: only the ``_target_`` paths listed in ``models.registry`` are understood, anything else is
-refused with one message naming the file and the key. ``check_model_block`` validates every field (types,
+refused with one message naming the file and the key. Earlier releases kept the decision rule's settings as
+flat module keys (``o_bias: "tuned"``, ``threshold``, ``fallback_threshold``, ``tuning_*``, ``min_dev_*``,
+``threshold_floor``); a block without a ``decision`` is translated into one (``decision_block``), and a message
+about one of its fields names the key the file holds. ``check_model_block`` validates every field (types,
 ranges, closed sets) before anything is built; ``build_model`` maps the names through the registries.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -24,6 +29,7 @@ from pydantic import Field
 
 from common.errors import UserError
 from common.untrusted import Strict, dotted, refuse_code, validated
+from models.decision_rules import PostDecisionSettings, SpanDecisionSettings
 from models.registry import ARCHITECTURES, NO_SCHEDULER, OPTIMIZERS, SCHEDULERS
 
 Fraction = Annotated[float, Field(gt=0, lt=1)]
@@ -65,24 +71,102 @@ class SharedModuleSettings(Strict):
     discriminative_decay: Decay | None = None
     gradual_unfreezing: bool = False
     head_lr: Rate | None = None
-    tuning_scope: Literal["own", "shared", "shrunk"] = "own"
-    tuning_shrinkage: Annotated[float, Field(ge=0, le=10**6)] = 20.0
-    tuning_confirm: bool = False
 
 
 class MvmlSettings(SharedModuleSettings):
-    threshold: Fraction | Literal["tuned"] = 0.7
-    fallback_threshold: Fraction = 0.7
-    min_dev_positives: Count = 3
-    threshold_floor: Annotated[float, Field(ge=0, lt=1)] = 0.0
+    decision: PostDecisionSettings = PostDecisionSettings()
 
 
 class MvmdSettings(SharedModuleSettings):
     head_lr: Rate | None = 1e-2
     loss_weights: Annotated[list[Annotated[float, Field(ge=0, le=10**6)]], Field(max_length=10**5)] | None = None
-    o_bias: Annotated[float, Field(ge=-1000, le=1000)] | Literal["tuned"] = 0.0
-    min_dev_spans: Count = 3
+    o_bias: Annotated[float, Field(ge=-1000, le=1000)] = 0.0
+    decision: SpanDecisionSettings = SpanDecisionSettings()
     view_weights: Annotated[list[Annotated[float, Field(ge=0, le=10**6)]], Field(max_length=10**4)] | None = None
+
+
+# --- the decision settings of earlier releases: flat module keys -----------------------------------------
+# key -> its field in the decision block; the values (and defaults) earlier releases wrote under each key
+FORMER_DECISION_KEYS = {
+    "tuning_scope": "scope",
+    "tuning_shrinkage": "shrinkage",
+    "tuning_confirm": "confirm",
+    "min_dev_spans": "min_evidence",
+    "min_dev_positives": "min_evidence",
+    "threshold_floor": "floor",
+    "fallback_threshold": "fixed",
+    "threshold": "fixed",
+}
+FORMER_DEFAULTS = {
+    "MVMD": {
+        "o_bias": 0.0,
+        "min_dev_spans": 3,
+        "tuning_scope": "own",
+        "tuning_shrinkage": 20.0,
+        "tuning_confirm": False,
+    },
+    "MVML": {
+        "threshold": 0.7,
+        "fallback_threshold": 0.7,
+        "min_dev_positives": 3,
+        "threshold_floor": 0.0,
+        "tuning_scope": "own",
+        "tuning_shrinkage": 20.0,
+        "tuning_confirm": False,
+    },
+}
+
+
+def moved_decision_key(key: str, value: Any, prefix: str = "model.module") -> str | None:
+    """What a module key of earlier releases is called now (``None``: it is no former decision key): the one line
+    that ``train.py`` and ``check_model_block`` say about ``model.module.tuning_scope=shared`` and the like."""
+    tuned = f"{prefix}.{key}=tuned is now {prefix}.decision.tuned=true"
+    if value == "tuned" and key == "o_bias":
+        return f"{tuned} ({prefix}.o_bias is the initial O bias, a number)"
+    if value == "tuned" and key == "threshold":
+        return f"{tuned} (a number τ is {prefix}.decision.fixed)"
+    if key in FORMER_DECISION_KEYS:
+        return f"{prefix}.{key} is now {prefix}.decision.{FORMER_DECISION_KEYS[key]}"
+    return None
+
+
+def moved_override(overrides: Sequence[str]) -> UserError | None:
+    """The error for the first command-line override that names a decision key of earlier releases
+    (``model.module.tuning_scope=shared``, also with ``+``, ``++`` or ``~``): Hydra itself would only say that the
+    key is not in the config, not where it went."""
+    for override in overrides:
+        key, _, value = override.lstrip("~+").partition("=")
+        parts = key.split(".")
+        if len(parts) == 3 and parts[:2] == ["model", "module"]:
+            moved = moved_decision_key(parts[2], value)
+            if moved is not None:
+                return UserError(moved, fix="write the setting under its new name (conf/model/mvmd.yaml, mvml.yaml)")
+    return None
+
+
+def decision_block(module: dict, architecture: str) -> tuple[dict, dict[str, str]]:
+    """An earlier release's module settings with its flat decision keys turned into a ``decision`` block, and for
+    each translated field the key it came from (so a message names what the file says)."""
+    if architecture not in FORMER_DEFAULTS:
+        return module, {}
+    old = {**FORMER_DEFAULTS[architecture], **module}
+    module = {key: value for key, value in module.items() if key not in FORMER_DEFAULTS[architecture]}
+    common = {"scope": old["tuning_scope"], "shrinkage": old["tuning_shrinkage"], "confirm": old["tuning_confirm"]}
+    came_from = {"decision.scope": "tuning_scope", "decision.shrinkage": "tuning_shrinkage"}
+    came_from["decision.confirm"] = "tuning_confirm"
+    if architecture == "MVMD":
+        tuned = old["o_bias"] == "tuned"
+        module["o_bias"] = 0.0 if tuned else old["o_bias"]
+        decision = {"tuned": tuned, "fixed": 0.0, "min_evidence": old["min_dev_spans"], **common}
+        came_from["decision.min_evidence"] = "min_dev_spans"
+    else:
+        tuned = old["threshold"] == "tuned"
+        fixed_key = "fallback_threshold" if tuned else "threshold"
+        decision = {"tuned": tuned, "fixed": old[fixed_key], "min_evidence": old["min_dev_positives"], **common}
+        decision["floor"] = old["threshold_floor"]
+        came_from.update({"decision.fixed": fixed_key, "decision.min_evidence": "min_dev_positives"})
+        came_from["decision.floor"] = "threshold_floor"
+    return {**module, "decision": decision}, came_from
 
 
 MODULE_SETTINGS = {"MVML": MvmlSettings, "MVMD": MvmdSettings}
@@ -166,15 +250,16 @@ def named_model_block(block: Any, path: str | Path | None = None) -> dict:
 
 
 def check_model_block(
-    block: Any, path: str | Path | None, prefix: str = "model", fix: str | None = None
+    block: Any, path: str | Path | None, prefix: str = "model", fix: str | None = None, translate: bool = True
 ) -> CheckedModel:
     """The named model block, every field checked; nothing is built, imported or called. ``fix``: the advice
-    for a wrong field (default: correct it in the saved file)."""
+    for a wrong field (default: correct it in the saved file); ``translate``: read an earlier release's decision
+    keys (a saved file), or refuse them with their new names (a run's config)."""
     named = named_model_block(block, path)
     parts = dotted(prefix, "module") if named is not block else prefix  # where earlier releases kept the optimiser
     refuse_code(named, path, prefix)
     top = validated(ModelBlock, named, path, prefix, fix)
-    module = validated(MODULE_SETTINGS[top.architecture], top.module, path, dotted(prefix, "module"), fix)
+    module = _checked_module(top.module, top.architecture, path, dotted(prefix, "module"), fix, translate)
     optimizer = _checked_part(top.optimizer, OPTIMIZERS, OPTIMIZER_SETTINGS, path, dotted(parts, "optimizer"), fix)
     scheduler = _checked_part(top.scheduler, SCHEDULERS, SCHEDULER_SETTINGS, path, dotted(parts, "scheduler"), fix)
     return CheckedModel(
@@ -185,6 +270,20 @@ def check_model_block(
         optimizer=optimizer,
         scheduler=scheduler,
     )
+
+
+def _checked_module(module: dict, architecture: str, path, where: str, fix: str | None, translate: bool):
+    """The architecture's settings. An earlier release's flat decision keys are translated (``decision_block``)
+    when ``translate`` and the block has no ``decision``; otherwise such a key is one message naming its new
+    place (a run's config is built as it is written, so it must use today's keys)."""
+    former = [key for key in module if key in FORMER_DEFAULTS.get(architecture, {})]
+    moved = [message for key in former if (message := moved_decision_key(key, module[key], where)) is not None]
+    came_from: dict[str, str] = {}
+    if moved and ("decision" in module or not translate):
+        raise UserError(moved[0], path=path, fix=fix or "write the setting under its new name")
+    if "decision" not in module and translate:
+        module, came_from = decision_block(module, architecture)
+    return validated(MODULE_SETTINGS[architecture], module, path, where, fix, renamed=came_from)
 
 
 def _checked_part(node: dict, registry, schemas: dict, path, where: str, fix: str | None = None):

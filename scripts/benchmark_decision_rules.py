@@ -22,9 +22,6 @@ import resource
 import statistics
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def synthetic_dev(posts: int, decoders: int, words: int, seed: int = 0):

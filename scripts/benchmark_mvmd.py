@@ -26,14 +26,11 @@ from __future__ import annotations
 import argparse
 import copy
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from common.errors import exit_on_user_error  # noqa: E402
+from common.errors import exit_on_user_error
 
 SAMPLE = Path(__file__).resolve().parents[1] / "faina" / "sample_data" / "sample.conll"
 GOALS = {"MVMD span-f": 1.10, "MVML post-f": 1.05}

@@ -29,16 +29,14 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from faina.formats.conll import read_conll, write_conll
+from faina.formats.labels import LabelInventory
+from faina.formats.records import Span
+from faina.formats.tsv import read_post_tsv, write_post_tsv
+from faina.sample import default_sample_dir
+from fallacy.cli import COMMANDS
 
-from faina.formats.conll import read_conll, write_conll  # noqa: E402
-from faina.formats.labels import LabelInventory  # noqa: E402
-from faina.formats.records import Span  # noqa: E402
-from faina.formats.tsv import read_post_tsv, write_post_tsv  # noqa: E402
-from faina.sample import default_sample_dir  # noqa: E402
-from fallacy.cli import COMMANDS  # noqa: E402
-
+REPO = Path(__file__).resolve().parents[1]  # the commands run from the checkout
 PYTHON = sys.executable
 
 

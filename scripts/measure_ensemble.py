@@ -19,15 +19,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common.cli import command_parser
+from common.errors import exit_on_user_error
 
-from common.cli import command_parser  # noqa: E402
-from common.errors import exit_on_user_error  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[1]  # the checkout whose train.py trains the models
 TASKS = {
-    "span-f": ("conll", "span-fine", "model.module.o_bias=tuned"),
-    "post-f": ("tsv", "post-fine", "model.module.threshold=tuned"),
+    "span-f": ("conll", "span-fine", "model.module.decision.tuned=true"),
+    "post-f": ("tsv", "post-fine", "model.module.decision.tuned=true"),
 }
 
 
@@ -80,10 +78,7 @@ def variants(results_dir: Path, ensemble: int):
         for folder in fold_dirs(results_dir):
             model, meta = load_exported(folder)
             if rule == "fixed":
-                if hasattr(model, "thresholds"):
-                    model.thresholds.fill_(0.7)
-                else:
-                    model.decision_o_bias.zero_()
+                model.use_fixed_decision()  # τ = 0.7 / no O bias: the same model, its rule untuned
             members.append(model)
             yield f"{folder.name} {rule}", model, meta
         yield f"ensemble({ensemble}) {rule}", make_ensemble(members), meta

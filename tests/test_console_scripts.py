@@ -42,6 +42,7 @@ KEPT_NAMES = {
     "faina-show",
     "faina-tag",
     "faina-export",
+    "models-replicas",
 }
 
 

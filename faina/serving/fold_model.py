@@ -75,7 +75,7 @@ MODEL_CONFIG = "the model config (conf/model)"
 
 def check_model_config(model_cfg: DictConfig):
     """The run's model block checked field by field before anything is read or trained: a wrong value
-    (``model.module.tuning_scope=bogus``) ends in one message naming the key, not in a traceback from the model's
+    (``model.module.decision.scope=bogus``) ends in one message naming the key, not in a traceback from the model's
     constructor or in a refusal at export after every fold has trained."""
     from faina.training.loss_weights import check_scheme
     from models.saved_model import check_model_block
@@ -87,7 +87,10 @@ def check_model_config(model_cfg: DictConfig):
         check_scheme(module["loss_weights"], where)
         module["loss_weights"] = None
     return check_model_block(
-        block, MODEL_CONFIG, fix=f"correct it on the command line (model.module.KEY=VALUE) or in {where}"
+        block,
+        MODEL_CONFIG,
+        fix=f"correct it on the command line (model.module.KEY=VALUE) or in {where}",
+        translate=False,
     )
 
 

@@ -137,7 +137,7 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
         f"- encoder: `{encoder.get('name', '?')}` (`{config['encoder'].get('source') or '?'}`), max length "
         f"{encoder.get('max_length', '?')} subwords per window (longer posts are encoded in windows)",
         f"- model: {config['architecture']}, dropout {model.get('dropout', '?')}, "
-        + ", ".join(f"{k}={v}" for k, v in sorted(config.get("module", {}).items())),
+        + ", ".join(f"{k}={v}" for k, v in _settings(config.get("module", {}))),
         f"- optimiser: {str(optimizer.get('_target_', '?')).rsplit('.', 1)[-1]} lr {optimizer.get('lr', '?')}, "
         f"betas {optimizer.get('betas', '?')}, weight decay {optimizer.get('weight_decay', '?')}; schedule "
         f"{str(scheduler.get('_target_', 'none')).rsplit('.', 1)[-1]}",
@@ -199,6 +199,17 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
     if synthetic:
         lines.append("- This model was trained on the synthetic sample: it demonstrates the pipeline only.")
     return "\n".join(lines) + "\n"
+
+
+def _settings(module: dict, prefix: str = "") -> list[tuple[str, object]]:
+    """The module settings as sorted ``(key, value)`` pairs, a block's as ``decision.tuned`` and so on."""
+    pairs: list[tuple[str, object]] = []
+    for key, value in sorted(module.items()):
+        if isinstance(value, dict):
+            pairs += _settings(value, f"{prefix}{key}.")
+        else:
+            pairs.append((f"{prefix}{key}", value))
+    return pairs
 
 
 def _views_line(num_views: int, views, targets: str) -> str:

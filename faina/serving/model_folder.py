@@ -29,7 +29,6 @@ from common.io import atomic_write_bytes, atomic_write_json, atomic_write_text
 from faina.formats.labels import LabelInventory
 
 FORMAT = "faina-model"
-FORMAT_VERSION = 1
 # what transformers' AutoConfig / AutoModel know the folder as once faina.serving.auto_classes is imported
 MODEL_TYPE = "fallacy-framework"
 CONFIG_FILE = "config.json"
@@ -85,6 +84,8 @@ def decision_rules(model) -> dict:
 
 def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None = None) -> Path:
     """Write ``model`` (with the fold's ``meta`` from model.json) as a self-contained folder."""
+    from faina.serving.saved_files import FOLDER_FORMAT_VERSION
+
     out = Path(out_dir)
     architecture = type(model).__name__
     if architecture not in ARCHITECTURES:
@@ -108,7 +109,7 @@ def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None 
     module = {k: v for k, v in meta["model"].get("module", {}).items() if k not in TRAINING_ONLY}
     config = {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": FOLDER_FORMAT_VERSION,
         "model_type": MODEL_TYPE,
         "architecture": architecture,
         "task": meta["task"],

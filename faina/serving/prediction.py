@@ -1,7 +1,11 @@
 """Predicting with a trained model (one fold or an ensemble): a corpus, a file (``faina.predict``), a submission.
 
-The one prediction loop: a Lightning ``predict`` pass over the encoded posts, decoded back into records and, when
-asked, into the model's probabilities (``faina.serving.probabilities``).
+The one prediction loop, ``predict_outputs``: a Lightning ``predict`` pass over the encoded posts, each batch
+answered by the model's ``predict_outputs`` (one model or an ensemble alike, ``models/outputs.py``), decoded back
+into records and, when asked, into the model's probabilities (``faina.serving.probabilities``). With ``raw`` it
+also returns the scores the decisions were taken on and the gold of a labelled corpus, so a decision rule can be
+fitted on them and applied to them again without another forward pass (the quality benchmark,
+``faina.benchmarks``).
 """
 
 from __future__ import annotations
@@ -9,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import lightning.pytorch as pl
-import torch
 from lightning.pytorch.callbacks import RichProgressBar
 
 from faina.data.datamodule import FainaDataModule
@@ -49,25 +52,50 @@ def predict_file(
 
 def predict_corpus(model, meta: dict, corpus, batch_size: int = 32):
     """The posts of ``corpus`` with ``model``'s labels (one model or an ensemble; ``meta`` from the loader)."""
-    outputs = _predict_outputs(model, meta, corpus, batch_size)
-    return LEVELS[meta["level"]].records(corpus, range(len(corpus.items)), outputs, meta["labels"], meta["num_views"])
+    outputs = predict_outputs(model, meta, corpus, batch_size)
+    return LEVELS[meta["level"]].records(corpus, corpus_indices(corpus), outputs, meta["labels"], meta["num_views"])
 
 
 def predict_corpus_with_probabilities(model, meta: dict, corpus, batch_size: int = 32):
     """``(records, probabilities)`` of ``corpus`` from one prediction pass (``faina.serving.probabilities``)."""
-    outputs = _predict_outputs(model, meta, corpus, batch_size)
-    indices = range(len(corpus.items))
+    outputs = predict_outputs(model, meta, corpus, batch_size)
+    indices = corpus_indices(corpus)
     records = LEVELS[meta["level"]].records(corpus, indices, outputs, meta["labels"], meta["num_views"])
     return records, probabilities_from_outputs(corpus, indices, outputs, meta["labels"], meta["num_views"])
 
 
-def _predict_outputs(model, meta: dict, corpus, batch_size: int) -> list[dict]:
+def corpus_indices(corpus) -> range:
+    """The indices of every post of ``corpus`` (a span corpus's posts, a post corpus's rows)."""
+    return range(len(corpus.items))
+
+
+class _PredictionPass(pl.LightningModule):
+    """The model under a Lightning ``predict`` loop: each batch answered by its ``predict_outputs``."""
+
+    def __init__(self, model, raw: bool):
+        super().__init__()
+        self.model, self.raw = model, raw
+
+    def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
+        return self.model.predict_outputs(batch, raw=self.raw)
+
+
+def predict_outputs(model, meta: dict, corpus, batch_size: int = 32, raw: bool = False) -> list[dict]:
+    """The one prediction pass: per batch of ``corpus``, what ``model``'s ``predict_step`` returns.
+
+    With ``raw``, each batch also holds the scores its decisions were taken on (span: ``emissions`` with and
+    without the decision O bias, ``decision_emissions``, and the ``word_mask``) and, for a labelled corpus, the
+    ``gold`` of every annotator view of it with its ``annotated`` mask: what ``model.fit_decision`` fits a rule on
+    and ``model.apply_decision`` decides again (``models/outputs.py``). Raw tensors are made outside inference
+    mode, so later computations may combine them with the model's parameters."""
     level = LEVELS[meta["level"]]
     tokenizer = load_tokenizer(meta["encoder"]["name_or_path"], meta["encoder"].get("trust_remote_code", False))
-    features = level.encode(corpus, tokenizer, meta["labels"], meta["num_views"])
-    for feature in features:  # gold targets of a labelled input are not needed to predict
-        feature.pop("tags", None)
-        feature.pop("labels", None)
+    # a raw pass keeps the gold targets of every view of the corpus; otherwise they are not needed to predict
+    features = level.encode(corpus, tokenizer, meta["labels"], corpus.num_views if raw else meta["num_views"])
+    if not raw:
+        for feature in features:
+            feature.pop("tags", None)
+            feature.pop("labels", None)
     split = FoldSplit(0, (), (), tuple(range(len(features))))
     datamodule = FainaDataModule(features, split, tokenizer.pad_token_id, batch_size=batch_size)
     trainer = pl.Trainer(
@@ -77,9 +105,9 @@ def _predict_outputs(model, meta: dict, corpus, batch_size: int) -> list[dict]:
         enable_checkpointing=False,
         enable_model_summary=False,
         callbacks=[RichProgressBar(console_kwargs={"stderr": True})],  # progress on stderr: stdout is for results
+        inference_mode=not raw,
     )
-    with torch.inference_mode():
-        return trainer.predict(model, dataloaders=datamodule.test_dataloader(), weights_only=True)
+    return trainer.predict(_PredictionPass(model, raw), dataloaders=datamodule.test_dataloader(), weights_only=True)
 
 
 def write_ensemble_submission(results_dir: Path, corpus, batch_size: int = 32) -> Path:

@@ -19,7 +19,10 @@ from common.untrusted import Strict, read_json_object, refuse_code, validated
 from models.saved_model import CheckedModel, check_model_block
 
 FOLD_FORMAT = "faina-fold-model"
-FOLD_FORMAT_VERSION = 2  # 1: no "format" key, Hydra _target_ nodes in "model" (still read, translated)
+# 1: no "format" key, Hydra _target_ nodes in "model"; 2: the decision rule as flat module keys (both still read,
+# translated: models.saved_model); 3: the decision rule as one "decision" block
+FOLD_FORMAT_VERSION = 3
+FOLDER_FORMAT_VERSION = 2  # 1: the decision rule as flat module keys (still read, translated)
 MAX_VIEWS = 64
 MAX_LABELS = 10_000
 
@@ -68,7 +71,7 @@ Rules = dict[Annotated[str, Field(max_length=200)], float | list[float] | list[l
 
 class ModelFolderConfig(Strict):
     format: Literal["faina-model"]
-    format_version: Annotated[int, Field(ge=1, le=1)]
+    format_version: Annotated[int, Field(ge=1, le=FOLDER_FORMAT_VERSION)]
     model_type: Literal["fallacy-framework"] | None = None  # transformers' AutoConfig key; absent in older exports
     architecture: str
     task: Annotated[str, Field(min_length=1, max_length=100)]
@@ -156,9 +159,9 @@ def read_folder_config(path: Path) -> ModelFolderConfig:
             fix="point to a folder written by python -m faina.export, or to a fold folder of a run",
         )
     version = raw.get("format_version", 0)
-    if isinstance(version, int) and version > 1:
+    if isinstance(version, int) and version > FOLDER_FORMAT_VERSION:
         raise UserError(
-            f"model folder format {version} is newer than this code reads (1)",
+            f"model folder format {version} is newer than this code reads ({FOLDER_FORMAT_VERSION})",
             path=path,
             fix="update the fallacy-framework package",
         )

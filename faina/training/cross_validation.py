@@ -8,7 +8,7 @@ interrupted fold resumes exactly from its last checkpoint, see ``common.checkpoi
 printed and saved (Markdown and JSON). One run at a time per experiment folder (``common.locking``).
 With ``cv=official`` the single model predicts the unlabelled ``data.test_path`` as a submission file;
 ``cv.ensemble=K`` trains K models on K train/dev splits and also writes their ensemble's submission.
-A model with a tuned decision rule (``threshold=tuned``, ``o_bias=tuned``) fits it on the fold's dev set
+A model with a tuned decision rule (``model.module.decision.tuned=true``) fits it on the fold's dev set
 after the best checkpoint is loaded, before it predicts and is exported.
 """
 

@@ -1,7 +1,8 @@
 """Fitting a model's decision rule on its fold's dev set, on the device the run predicts with.
 
-Models decide themselves what they tune (``FallacyModule.tune_decisions``: MVML thresholds, MVMD O biases;
-nothing with a fixed rule); this runner-side helper only moves the model to the prediction device
+Models decide themselves what they tune (``FallacyModule.tune_decisions``, by their ``decision`` settings: MVML
+thresholds, MVMD O biases; nothing with a fixed rule; the fit is the model's ``fit_decision``, which the quality
+benchmark calls for its rules too); this runner-side helper only moves the model to the prediction device
 (after ``fit`` Lightning hands the model back on the CPU) and hands it the dev batches.
 """
 

@@ -1,7 +1,8 @@
 """Valid saved artefacts for the fuzz tests, made with the project's own writers and no training.
 
 * ``model_blocks()`` draws the ``model`` block of a fold's ``model.json`` in today's named form;
-  ``hydra_form(block)`` is the same block as earlier releases wrote it (Hydra ``_target_`` / ``_partial_`` nodes).
+  ``hydra_form(block)`` is the same block as earlier releases wrote it (Hydra ``_target_`` / ``_partial_`` nodes),
+  ``flat_module(block)`` its module with the decision rule as the flat keys of earlier releases.
 * ``tiny_model()`` is an MVMD model over a 2-layer random BERT (built once per session, never trained); its
   ``model.safetensors`` and an exported folder written by ``faina.serving.model_folder.write_model_folder`` are
   what the weights and ``config.json`` fuzz tests start from.
@@ -61,18 +62,19 @@ schedulers = st.fixed_dictionaries(
 shared = {
     "discriminative_decay": st.none() | st.floats(0.01, 1),
     "gradual_unfreezing": st.booleans(),
-    "tuning_scope": st.sampled_from(("own", "shared", "shrunk")),
-    "tuning_shrinkage": st.floats(0, 10**6),
-    "tuning_confirm": st.booleans(),
+}
+rule = {
+    "tuned": st.booleans(),
+    "scope": st.sampled_from(("own", "shared", "shrunk")),
+    "shrinkage": st.floats(0, 10**6),
+    "confirm": st.booleans(),
+    "min_evidence": st.integers(0, 100),
 }
 mvml_modules = st.fixed_dictionaries(
     {
         **shared,
         "head_lr": st.none() | rates,
-        "threshold": unit | st.just("tuned"),
-        "fallback_threshold": unit,
-        "min_dev_positives": st.integers(0, 100),
-        "threshold_floor": st.floats(0, 0.99),
+        "decision": st.fixed_dictionaries({**rule, "fixed": unit, "floor": st.none() | st.floats(0, 0.99)}),
     }
 )
 mvmd_modules = st.fixed_dictionaries(
@@ -80,11 +82,41 @@ mvmd_modules = st.fixed_dictionaries(
         **shared,
         "head_lr": st.none() | rates,
         "loss_weights": st.none(),
-        "o_bias": st.floats(-1000, 1000) | st.just("tuned"),
-        "min_dev_spans": st.integers(0, 100),
+        "o_bias": st.floats(-1000, 1000),
+        "decision": st.fixed_dictionaries(
+            {**rule, "fixed": st.just(0.0) | st.floats(-1000, 1000), "floor": st.none() | st.floats(-1000, 1000)}
+        ),
         "view_weights": st.none() | st.lists(st.floats(0, 10), min_size=1, max_size=6),
     }
 )
+
+
+def flat_module(block: dict) -> dict | None:
+    """The module of ``block`` with its decision rule as the flat keys earlier releases wrote (``None`` when the
+    rule has no such form: a fixed MVMD bias other than 0, an MVMD floor, an MVML without a floor)."""
+    module = {key: value for key, value in block["module"].items() if key != "decision"}
+    decision = block["module"]["decision"]
+    common = {
+        "tuning_scope": decision["scope"],
+        "tuning_shrinkage": decision["shrinkage"],
+        "tuning_confirm": decision["confirm"],
+    }
+    if block["architecture"] == "MVMD":
+        if decision["fixed"] != 0.0 or decision["floor"] is not None or (decision["tuned"] and module["o_bias"] != 0):
+            return None
+        tuned = {"o_bias": "tuned"} if decision["tuned"] else {}
+        return {**module, **common, **tuned, "min_dev_spans": decision["min_evidence"]}
+    if decision["floor"] is None:
+        return None
+    threshold = "tuned" if decision["tuned"] else decision["fixed"]
+    return {
+        **module,
+        **common,
+        "threshold": threshold,
+        "fallback_threshold": decision["fixed"],
+        "min_dev_positives": decision["min_evidence"],
+        "threshold_floor": decision["floor"],
+    }
 
 
 @st.composite

@@ -22,6 +22,7 @@ from fuzz.model_files import (
     as_bytes,
     encoders,
     exported_folder,
+    flat_module,
     hostile_documents,
     hydra_form,
     inventory,
@@ -85,8 +86,12 @@ def fold_files(draw) -> tuple[dict, dict]:
     block = draw(model_blocks())
     meta = tiny_fold_json(block, num_views=draw(st.integers(1, 4)))
     meta["encoder"] = draw(encoders)
+    flat = flat_module(block)
+    if flat is not None and draw(st.booleans()):  # format 2: the decision rule as flat module keys
+        meta = {**meta, "format_version": 2, "model": {**meta["model"], "module": flat}}
     if draw(st.booleans()):  # format 1: no format keys, the resolved Hydra model config
-        meta = {k: v for k, v in meta.items() if k not in ("format", "format_version")} | {"model": hydra_form(block)}
+        model = hydra_form({**block, "module": meta["model"]["module"]})
+        meta = {k: v for k, v in meta.items() if k not in ("format", "format_version")} | {"model": model}
     return meta, block
 
 
@@ -116,8 +121,9 @@ def _same_values_where_accepted(result, spoiled: dict):
         assert getattr(top, key) == spoiled[key]
     for key, value in spoiled["encoder"].items():
         assert getattr(encoder, key) == value
-    if "architecture" in spoiled["model"]:  # today's form: every written setting is the one read
-        saved = named.saved()
+    module = spoiled["model"].get("module")
+    if "architecture" in spoiled["model"] and isinstance(module, dict) and "decision" in module:  # today's form
+        saved = named.saved()  # every written setting is the one read
         for part in ("module", "optimizer", "scheduler"):
             for key, value in spoiled["model"].get(part, {}).items():
                 assert saved[part][key] == value
@@ -170,8 +176,9 @@ def folder_configs(draw) -> dict:
             st.fixed_dictionaries(
                 {},
                 optional={
-                    "threshold": st.floats(0.01, 0.99),
-                    "min_dev_positives": st.integers(0, 9),
+                    "decision": st.fixed_dictionaries(
+                        {}, optional={"fixed": st.floats(0.01, 0.99), "min_evidence": st.integers(0, 9)}
+                    ),
                     "gradual_unfreezing": st.booleans(),
                 },
             )
@@ -183,7 +190,9 @@ def folder_configs(draw) -> dict:
                 {},
                 optional={
                     "o_bias": st.floats(-5, 5),
-                    "min_dev_spans": st.integers(0, 9),
+                    "decision": st.fixed_dictionaries(
+                        {}, optional={"tuned": st.booleans(), "min_evidence": st.integers(0, 9)}
+                    ),
                     "head_lr": st.floats(1e-4, 1),
                 },
             )
@@ -239,7 +248,9 @@ def test_valid_exported_config_reads_back_to_its_values(config):
     assert dumped["encoder"] == config["encoder"]
     saved = named.saved()
     assert saved["architecture"] == config["architecture"] and saved["dropout"] == config["dropout"]
-    assert {k: saved["module"][k] for k in config["module"]} == config["module"]
+    for key, value in config["module"].items():  # a partial decision block: the level's defaults for the rest
+        read = saved["module"][key]
+        assert ({k: read[k] for k in value} if key == "decision" else read) == value, key
 
 
 @fuzz_settings(400)

@@ -116,7 +116,7 @@ def test_tuned_thresholds_on_hand_made_probabilities():
 
 
 def test_mvml_tuned_thresholds_live_in_the_state_dict_and_decide(tiny_bert, batch):
-    model = mvml(tiny_bert, 0, threshold="tuned", min_dev_positives=1)
+    model = mvml(tiny_bert, 0, decision={"tuned": True, "min_evidence": 1})
     # dev probabilities by hand: label 0 of view 1 is 0.6 for the positive post and 0.3 for the other
     probabilities = torch.full((2, 2, 2), 0.1)
     probabilities[0, 0, 0], probabilities[1, 0, 0] = 0.6, 0.3
@@ -134,7 +134,7 @@ def test_mvml_tuned_thresholds_live_in_the_state_dict_and_decide(tiny_bert, batc
     assert torch.equal(untouched.thresholds, torch.full((2, 2), 0.7))
     # a model exported before the buffer existed loads with the one τ it was trained with
     state = {k: v for k, v in untouched.state_dict().items() if k != "thresholds"}
-    fresh = mvml(tiny_bert, 1, threshold=0.4)
+    fresh = mvml(tiny_bert, 1, decision={"fixed": 0.4})
     fresh.load_state_dict(state)
     assert torch.equal(fresh.thresholds, torch.full((2, 2), 0.4))
 
@@ -175,13 +175,22 @@ def test_tuned_o_bias_fixes_an_over_predicting_decoder():
     assert tune_o_bias(crf, [(emissions, gold, mask)], min_spans=2).tolist() == [0.0, 0.0]
 
 
-def test_mvmd_o_bias_config_takes_a_number_or_tuned(tiny_bert, batch):
+def test_mvmd_o_bias_is_an_initial_bias_and_the_decision_rule_its_own_setting(tiny_bert, batch):
     initial = MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=LABELS, o_bias=2.0)
     assert not initial.tuned and initial.decoders.projection.bias.view(4, 3)[:, O].min() > 1.0
-    tuned = MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=LABELS, o_bias="tuned")
+    tuned = MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=LABELS, decision={"tuned": True})
     assert tuned.tuned and tuned.decoders.projection.bias.view(4, 3)[:, O].abs().max() < 1.0
-    with pytest.raises(ValueError, match="number .*or 'tuned'"):
-        MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=LABELS, o_bias="auto")
+    assert tuned.decision.min_evidence == 30 and torch.equal(tuned.decision_o_bias, torch.zeros(4))
+    for wrong in ("tuned", "auto"):  # the tuned rule was o_bias="tuned" in earlier releases: say where it went
+        with pytest.raises(ValueError, match="initial O bias, a number .*decision.tuned=true"):
+            MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=LABELS, o_bias=wrong)
+    with pytest.raises(ValueError, match="decision.scope"):
+        MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=LABELS, decision={"scope": "everyone"})
+    # a fixed decision O bias is a rule of its own: in the buffer from the start, moving every decode
+    fixed = MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=LABELS, decision={"fixed": 100.0})
+    fixed.eval()
+    with torch.no_grad():
+        assert torch.equal(fixed.decision_o_bias, torch.full((4,), 100.0)) and int(fixed(batch).sum()) == 0
     tuned.eval()
     with torch.no_grad():
         tuned.decision_o_bias.fill_(100.0)  # an enormous O bias silences every decoder
@@ -232,7 +241,7 @@ def test_mvmd_ensemble_reports_the_marginals_of_the_crf_it_decodes(tiny_bert, ba
 
 
 def test_a_tuned_o_bias_moves_the_decoded_tags_not_the_probabilities(tiny_bert, batch):
-    model = mvmd(tiny_bert, 0, o_bias="tuned")
+    model = mvmd(tiny_bert, 0, decision={"tuned": True})
     with torch.no_grad():
         before = model.predict_step(batch, 0)
         model.decision_o_bias.fill_(100.0)

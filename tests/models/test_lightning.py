@@ -101,7 +101,7 @@ def test_mvml_metrics_predictions_and_checkpoint_hparams(tiny_bert, batch, tmp_p
         ChunkedEncoder(tiny_bert, max_length=16),
         num_views=2,
         labels=LABELS,
-        threshold=0.6,
+        decision={"fixed": 0.6},
         val_metric=PostMicroScore(num_views=2, labels=LABELS),
     )
     run = trainer()
@@ -115,5 +115,5 @@ def test_mvml_metrics_predictions_and_checkpoint_hparams(tiny_bert, batch, tmp_p
     path = tmp_path / "mvml.ckpt"
     run.save_checkpoint(path)
     hparams = torch.load(path, weights_only=True)["hyper_parameters"]
-    assert hparams["labels"] == LABELS and hparams["num_views"] == 2 and hparams["threshold"] == 0.6
+    assert hparams["labels"] == LABELS and hparams["num_views"] == 2 and hparams["decision"]["fixed"] == 0.6
     assert hparams["encoder_name"] == tiny_bert

@@ -192,26 +192,32 @@ def test_soft_models_train_one_view_and_score_it_against_every_view(tiny_bert, m
         assert prediction[key].shape[1] in (1, 2)  # one view (MVML [B, 1, C]; MVMD [B, C decoders, W])
 
 
+def tune(*models) -> None:
+    """Switch the models' decision rule to tuned (``decision.tuned``), keeping its other settings."""
+    for model in models:
+        model.keep_decision_settings(model.decision.model_copy(update={"tuned": True}))
+
+
 def test_tuning_observations_pool_views_for_soft_models_and_neutralise_missing_pairs(tiny_bert, make_batch):
     batch = _batch(tiny_bert, make_batch, views=3)
     mvml = MVML(ChunkedEncoder(tiny_bert, max_length=16), num_views=1, labels=LABELS, soft_targets=True)
     mvml.eval()
-    probabilities, targets = mvml._dev_observations(batch)
+    probabilities, targets = mvml.observations(mvml.dev_outputs(batch))
     # 2 posts x 3 views, each an observation of the one head; (post 0, a3) is not annotated: all zeros
     assert probabilities.shape == targets.shape == (6, 1, 2)
     assert torch.equal(targets[:, 0], batch["labels"].reshape(6, 2) * torch.tensor([1, 1, 0, 1, 1, 1.0])[:, None])
     assert probabilities[2].abs().sum() == 0 and bool((probabilities[[0, 1, 3, 4, 5]] > 0).all())
     mvmd = MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=1, labels=LABELS, soft_targets=True)
     mvmd.eval()
-    emissions, tags, mask = mvmd._dev_observations(batch)
+    emissions, tags, mask = mvmd.observations(mvmd.dev_outputs(batch))
     assert emissions.shape[:2] == (6, 2) and tags.shape[:2] == (6, 2) and mask.shape[0] == 6
     assert torch.equal(tags[3], batch["tags"][1, 0:2]) and torch.equal(tags[4], batch["tags"][1, 2:4])
     # the masked pair's span (post 0, a3) is gone and its decoders decode O whatever the bias
     assert tags[2].sum() == 0 and batch["tags"][0, 4:6].sum() > 0
     decoded = mvmd.decoders.crf.viterbi(emissions - torch.tensor([4.0, 0.0, 0.0]), mask)
     assert decoded[2].sum() == 0
-    # and the tuning itself runs on both (threshold=tuned / o_bias=tuned)
-    mvml.tuned = mvmd.tuned = True
+    # and the tuning itself runs on both (decision.tuned)
+    tune(mvml, mvmd)
     assert set(mvml.tune_decisions([batch])["thresholds"]) == {"a1"}
     assert set(mvmd.tune_decisions([batch])["o_bias"]) == {"a1"}
 
@@ -247,21 +253,23 @@ def test_aggregated_models_score_and_tune_against_every_gold_view_not_the_aggreg
             assert float(run.callback_metrics["val/gold_spans"]) == 2
         model.eval()
     # the rules meet every view once, the masked (post 0, a3) pair neutralised: what a soft model meets
-    probabilities, targets = mvml._dev_observations(aggregated)
+    probabilities, targets = mvml.observations(mvml.dev_outputs(aggregated))
     assert probabilities.shape == targets.shape == (6, 1, 2)
     assert torch.equal(targets[:, 0], batch["labels"].reshape(6, 2) * torch.tensor([1, 1, 0, 1, 1, 1.0])[:, None])
-    emissions, tags, mask = mvmd._dev_observations(aggregated)
+    emissions, tags, mask = mvmd.observations(mvmd.dev_outputs(aggregated))
     assert tags.shape[:2] == (6, 2) and torch.equal(tags[0], batch["tags"][0, 0:2]) and tags[2].sum() == 0
-    mvml.tuned = mvmd.tuned = True
+    tune(mvml, mvmd)
     assert set(mvml.tune_decisions([aggregated])["thresholds"]) == {"a1"}
     assert set(mvmd.tune_decisions([aggregated])["o_bias"]) == {"a1"}
     # without gold views the batch's own targets are the gold (a views model, or data that has one view)
-    _, own_tags, _ = mvmd._dev_observations({k: v for k, v in aggregated.items() if not k.startswith("gold_")})
+    _, own_tags, _ = mvmd.observations(
+        mvmd.dev_outputs({k: v for k, v in aggregated.items() if not k.startswith("gold_")})
+    )
     assert torch.equal(own_tags, aggregated["tags"])
 
 
 def test_a_one_view_models_rule_counts_its_evidence_per_view(tiny_bert, make_batch, monkeypatch):
-    """Pooled over 3 views a rater's dev spans count 3 times: min_dev_spans and the shrinkage are scaled by 3, so
+    """Pooled over 3 views a rater's dev spans count 3 times: min_evidence and the shrinkage are scaled by 3, so
     they mean what they mean for a model with a decoder set per view (and nothing is scaled for one)."""
     from models import decision_rules
     from models.decision_rules import views_per_model_view
@@ -280,8 +288,8 @@ def test_a_one_view_models_rule_counts_its_evidence_per_view(tiny_bert, make_bat
     monkeypatch.setattr(decision_rules, "_fit_o_bias_once", spy("span", decision_rules._fit_o_bias_once))
     monkeypatch.setattr(decision_rules, "_fit_thresholds_once", spy("post", decision_rules._fit_thresholds_once))
     batch = _batch(tiny_bert, make_batch, views=3)
-    span_rule = {"o_bias": "tuned", "min_dev_spans": 30, "tuning_shrinkage": 20.0}
-    post_rule = {"threshold": "tuned", "min_dev_positives": 3, "tuning_shrinkage": 20.0}
+    span_rule = {"decision": {"tuned": True, "min_evidence": 30, "shrinkage": 20.0}}
+    post_rule = {"decision": {"tuned": True, "min_evidence": 3, "shrinkage": 20.0}}
 
     def encoder():
         return ChunkedEncoder(tiny_bert, max_length=16)

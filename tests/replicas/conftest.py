@@ -1,4 +1,4 @@
-"""The hub-shaped replicas (scripts/hub_replicas.py), built once per session, and how tests run the CLIs on them.
+"""The hub-shaped replicas (``models.replicas``), built once per session, and how tests run the CLIs on them.
 
 End-to-end tests go through the project's stable surfaces only: ``train.py`` with Hydra overrides in a
 subprocess, and the ``python -m faina.<tool>`` / ``python -m missci.<tool>`` commands (a fresh process where the
@@ -20,7 +20,7 @@ from tiers import fixture_tier
 @fixture_tier("e2e")
 def replicas(tmp_path_factory) -> dict[str, Path]:
     """Every replica, written once: name -> folder (what encoder.name_or_path= / llm.name_or_path= take)."""
-    from scripts.hub_replicas import write_replicas
+    from models.hub_replicas.layouts import write_replicas
 
     return write_replicas(tmp_path_factory.mktemp("hub_replicas"))
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from models.hub_replicas.layouts import REPLICAS
 from replica_cli import assert_ran, run_cli
-from scripts.hub_replicas import REPLICAS
 
 EXPECTED = {
     # name: (model_type, tokenizer files present, tokenizer files absent)
@@ -57,7 +57,7 @@ def test_llm_configs_keep_the_hub_fields(replicas):
 
 def test_the_same_command_writes_the_same_files(replicas, tmp_path):
     """Seeded weights and single-threaded tokenizer training: a second build is byte-identical."""
-    from scripts.hub_replicas import write_replicas
+    from models.hub_replicas.layouts import write_replicas
 
     again = write_replicas(tmp_path, only=["umberto", "llama3-instruct"])
     for name, folder in again.items():
@@ -66,10 +66,11 @@ def test_the_same_command_writes_the_same_files(replicas, tmp_path):
 
 
 def test_command_line_help_and_only(tmp_path):
-    shown = run_cli("scripts/hub_replicas.py", "--help")
+    shown = run_cli("-m", "models.replicas", "--help")
     assert_ran(shown)
-    assert "OUT_DIR" in shown.stdout.upper() and "--only" in shown.stdout
-    written = run_cli("scripts/hub_replicas.py", str(tmp_path), "--only", "alberto")
+    assert shown.stdout.startswith("usage: python -m models.replicas") and "OUT_DIR" in shown.stdout.upper()
+    assert "--only" in shown.stdout
+    written = run_cli("-m", "models.replicas", str(tmp_path), "--only", "alberto")
     assert_ran(written)
     assert [p.name for p in tmp_path.iterdir()] == ["alberto"]
     assert "m-polignano-uniba/bert_uncased_L-12_H-768_A-12_italian_alb3rt0" in written.stdout

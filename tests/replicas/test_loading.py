@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from common.errors import UserError
-from scripts.hub_replicas import REPLICAS
+from models.hub_replicas.layouts import REPLICAS
 
 ENCODERS = ["alberto", "umberto"]
 LLMS = ["llama2-chat", "llama3-instruct", "mixtral-instruct"]

@@ -1,10 +1,10 @@
-"""scripts/benchmark_quality.py in ``--quick`` mode on a corpus cut from the synthetic sample, with the tiny
-encoder: the grid trains through train.py, every rule is scored with the project's scorer, the default rule
-reproduces the run's own submission file, a rerun trains nothing, and the gain verdict follows the seeds' spread."""
+"""The quality benchmark: ``scripts/benchmark_quality.py --quick`` run as a command on a corpus cut from the
+synthetic sample, with the tiny encoder (the grid trains through train.py, every rule is scored with the project's
+scorer, the default rule reproduces the run's own submission file, a rerun trains nothing), and its package
+modules (``faina.benchmarks``): run names, recipes as train.py configs, the gain verdict, the score cache."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -13,17 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from faina.benchmarks import quality_report, quality_runs, quality_scores
+from helpers.configs import compose_train
 from tiers import fixture_tier
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "benchmark_quality.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("benchmark_quality", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +52,7 @@ def run(corpus: Path, out: Path, tiny_encoder: str, *extra: str) -> subprocess.C
 
 
 def run_dir(out: Path, tiny_encoder: str, seed: int, recipe: str = "views") -> Path:
-    return out / "runs" / load_script().run_name("span-f", recipe, 1, seed, overrides(tiny_encoder))
+    return out / "runs" / quality_runs.run_name("span-f", recipe, 1, seed, overrides(tiny_encoder))
 
 
 @pytest.fixture(scope="module")
@@ -71,20 +66,20 @@ def finished(corpus, tiny_encoder, tmp_path_factory):
 
 def test_grid_report_has_every_rule_and_the_ensemble(finished, tiny_encoder):
     out, done = finished
-    script = load_script()
+    span_rules = quality_scores.SPAN_RULES
     report = json.loads((out / "report.json").read_text())
     rows = {(row["recipe"], row["rule"]): row for row in report["rows"]}
-    assert {rule for recipe, rule in rows if recipe == "views"} == set(script.SPAN_RULES)
-    assert all(rows[("views", rule)]["seeds"] == 2 for rule in script.SPAN_RULES)
+    assert {rule for recipe, rule in rows if recipe == "views"} == set(span_rules)
+    assert all(rows[("views", rule)]["seeds"] == 2 for rule in span_rules)
     # an ensemble gets every rule too: each member's fitted on its own dev split, averaged (cv.ensemble=K's rule)
-    assert {rule for recipe, rule in rows if recipe == "views ensemble2"} == set(script.SPAN_RULES)
+    assert {rule for recipe, rule in rows if recipe == "views ensemble2"} == set(span_rules)
     ensemble = json.loads(
         next((out / "runs").glob("span-f-views-e1-*ensemble2-s1-2")).joinpath("benchmark-scores.json").read_text()
     )
     assert ensemble["member_rules"] is True and len(ensemble["scores"]["own"]["rule"]["members"]) == 2
     # a soft model has one decoder set: its rules are fitted against every view of dev, each view once
-    assert {rule for recipe, rule in rows if recipe == "soft"} == set(script.SPAN_RULES)
-    assert {rule for recipe, rule in rows if recipe == "soft ensemble2"} == set(script.SPAN_RULES)
+    assert {rule for recipe, rule in rows if recipe == "soft"} == set(span_rules)
+    assert {rule for recipe, rule in rows if recipe == "soft ensemble2"} == set(span_rules)
     assert set(rows[("soft", "crf")]) >= {"strict F1", "exact F1", "cross-entropy", "verdict"}
     assert report["quick"] is True and report["epochs"] == 1 and report["overrides"] == overrides(tiny_encoder)
     # a rule's paired difference is taken against the fixed rule of the same models
@@ -149,44 +144,36 @@ def test_one_seed_is_refused_before_anything_trains(tmp_path, corpus):
 @pytest.mark.parametrize("task", ["span-f", "post-f"])
 def test_every_recipe_is_a_valid_train_config(task, tmp_path):
     """Each recipe's command composes as train.py would compose it, with the setting the recipe names."""
-    from hydra import compose, initialize_config_dir
-
-    from train import register_config_resolvers
-
-    script = load_script()
     files = {name: tmp_path / name for name in ("train-dev.conll", "test.conll", "train-dev.tsv", "test.tsv")}
     files["labels"] = tmp_path / "labels.yaml"
-    register_config_resolvers()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
-        for recipe, settings in script.RECIPES.items():
-            command = script.train_command(task, recipe, 6, 1, files, tmp_path / "runs", [])
-            assert command[1] == "train.py" and command[len(command) - len(settings) :] == settings
-            cfg = compose("train", overrides=command[2:])
-            assert cfg.data.get("targets", "views") == next(
-                (s.split("=")[1] for s in settings if s.startswith("data.targets=")), "views"
-            ), recipe
-            assert cfg.checkpoint.average_last == (3 if recipe.endswith("-avg3") else 0), recipe
-            assert cfg.name == script.run_name(task, recipe, 6, 1) and cfg.trainer.max_epochs == 6
+    for recipe, settings in quality_runs.RECIPES.items():
+        command = quality_runs.train_command(task, recipe, 6, 1, files, tmp_path / "runs", [])
+        assert command[1] == "train.py" and command[len(command) - len(settings) :] == settings
+        cfg = compose_train(*command[2:])
+        assert cfg.data.get("targets", "views") == next(
+            (s.split("=")[1] for s in settings if s.startswith("data.targets=")), "views"
+        ), recipe
+        assert cfg.checkpoint.average_last == (3 if recipe.endswith("-avg3") else 0), recipe
+        assert cfg.name == quality_runs.run_name(task, recipe, 6, 1) and cfg.trainer.max_epochs == 6
 
 
 def test_overrides_name_their_own_runs():
-    script = load_script()
-    assert script.run_name("span-f", "views", 6, 1) == "span-f-views-e6-s1"
-    with_lr = script.run_name("span-f", "views", 6, 1, ["model.optimizer.lr=5e-05"])
-    other_lr = script.run_name("span-f", "views", 6, 1, ["model.optimizer.lr=2e-05"])
+    run_name = quality_runs.run_name
+    assert run_name("span-f", "views", 6, 1) == "span-f-views-e6-s1"
+    with_lr = run_name("span-f", "views", 6, 1, ["model.optimizer.lr=5e-05"])
+    other_lr = run_name("span-f", "views", 6, 1, ["model.optimizer.lr=2e-05"])
     assert len({with_lr, other_lr, "span-f-views-e6-s1"}) == 3
     assert with_lr.startswith("span-f-views-e6-o") and with_lr.endswith("-s1")
 
 
 def test_gain_needs_more_than_the_seeds_spread():
-    script = load_script()
     rows = [
         {"task": "span-f", "recipe": "views", "rule": "crf", "strict F1": (0.40, 0.02)},
         {"task": "span-f", "recipe": "views", "rule": "a", "strict F1": (0.43, 0.01)},  # +3 > 2: gain
         {"task": "span-f", "recipe": "views", "rule": "b", "strict F1": (0.41, 0.03)},  # +1 < 3: within
         {"task": "span-f", "recipe": "views", "rule": "c", "strict F1": (0.35, 0.01)},  # -5: loss
     ]
-    verdicts = [row.get("verdict") for row in script.mark_gains(rows)]
+    verdicts = [row.get("verdict") for row in quality_report.mark_gains(rows)]
     assert verdicts == [None, "gain", "within spread", "loss"]
 
 
@@ -194,23 +181,23 @@ def test_a_training_that_exits_0_without_results_is_refused(tmp_path, monkeypatc
     """A train.py stopped early (e.g. Lightning's SIGTERM stop used to exit 0) must not be scored as finished."""
     from common.errors import UserError
 
-    script = load_script()
-    monkeypatch.setattr(script.subprocess, "run", lambda command, **kwargs: subprocess.CompletedProcess(command, 0))
+    monkeypatch.setattr(
+        quality_runs.subprocess, "run", lambda command, **kwargs: subprocess.CompletedProcess(command, 0)
+    )
     files = {name: tmp_path / name for name in ("train-dev.conll", "test.conll", "labels")}
     with pytest.raises(UserError, match="without its results.json"):
-        script.train("span-f", "views", 6, 1, files, tmp_path / "runs", [], print)
-    assert not (tmp_path / "runs" / "span-f-views-e6-s1" / script.TIME_FILE).exists()
+        quality_runs.train("span-f", "views", 6, 1, files, tmp_path / "runs", [], print)
+    assert not (tmp_path / "runs" / "span-f-views-e6-s1" / quality_runs.TIME_FILE).exists()
 
 
 def test_old_score_files_are_kept_only_where_version_2_fits_the_same_rules(tmp_path):
     """Version 2 fits a one-view model's rules against every view of dev; a ``views`` recipe's rules always were."""
-    script = load_script()
     path = tmp_path / "benchmark-scores.json"
     for version, recipe, kept in [(1, "views", True), (1, "views-avg3", True), (1, "union", False), (1, "soft", False)]:
         path.write_text(json.dumps({"version": version, "scores": {}}))
-        assert (script._cached_scores(path, recipe) is not None) is kept, (version, recipe)
-    path.write_text(json.dumps({"version": script.SCORES_VERSION, "scores": {}}))
-    assert script._cached_scores(path, "union") is not None
+        assert (quality_scores.cached_scores(path, recipe) is not None) is kept, (version, recipe)
+    path.write_text(json.dumps({"version": quality_scores.SCORES_VERSION, "scores": {}}))
+    assert quality_scores.cached_scores(path, "union") is not None
 
 
 def test_the_task_data_is_read_once_per_corpus_and_afresh_when_a_file_changes(corpus, tmp_path, monkeypatch):
@@ -219,27 +206,31 @@ def test_the_task_data_is_read_once_per_corpus_and_afresh_when_a_file_changes(co
 
     import faina.data.task_data as task_data
 
-    script = load_script()
     shutil.copytree(corpus, tmp_path / "corpus")
-    files = script.prepare_corpus(tmp_path / "corpus", tmp_path / "out", quick=False)
+    files = quality_runs.prepare_corpus(tmp_path / "corpus", tmp_path / "out", quick=False)
     reads = []
     real = task_data.load_task_data
     monkeypatch.setattr(task_data, "load_task_data", lambda *a, **k: reads.append(a) or real(*a, **k))
-    first_dev, data = script.dev_corpus_of("span-f", files, "views", 1)
-    second_dev, same = script.dev_corpus_of("span-f", files, "views", 2)
+    first_dev, data = quality_runs.dev_corpus_of("span-f", files, "views", 1)
+    second_dev, same = quality_runs.dev_corpus_of("span-f", files, "views", 2)
     assert len(reads) == 1 and same is data
     assert {p.post_id for p in first_dev.posts} != {p.post_id for p in second_dev.posts}  # each seed its own split
-    script.dev_corpus_of("span-f", files, "union", 1)  # other targets: another read
+    quality_runs.dev_corpus_of("span-f", files, "union", 1)  # other targets: another read
     assert len(reads) == 2
     stamp = os.stat(files["train-dev.conll"]).st_mtime_ns
     os.utime(files["train-dev.conll"], ns=(stamp + 10**9, stamp + 10**9))
-    script.dev_corpus_of("span-f", files, "views", 1)
+    quality_runs.dev_corpus_of("span-f", files, "views", 1)
     assert len(reads) == 3
 
 
-def test_ensembles_alone_asks_for_none():
-    """``--ensembles`` with no size scores no ensemble (the docs' grid commands use it to save that time)."""
-    parser = load_script().build_parser()
-    assert parser.parse_args(["--ensembles"]).ensembles == []
-    assert parser.parse_args([]).ensembles == [3]
-    assert parser.parse_args(["--ensembles", "3", "5"]).ensembles == [3, 5]
+def test_ensembles_alone_asks_for_none(finished, corpus, tiny_encoder, tmp_path):
+    """``--ensembles`` with no size scores no ensemble (the docs' grid commands use it to save that time); a size
+    asks for that ensemble. Both on the finished grid, reused: nothing trains or is scored again."""
+    out, _ = finished
+    copy = tmp_path / "benchmark"
+    shutil.copytree(out, copy)
+    for sizes, expected in (((), {"views", "soft"}), (("2",), {"views", "soft", "views ensemble2", "soft ensemble2"})):
+        done = run(corpus, copy, tiny_encoder, "--report-only", "--ensembles", *sizes)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "training" not in done.stderr and "scoring" not in done.stderr
+        assert {row["recipe"] for row in json.loads((copy / "report.json").read_text())["rows"]} == expected

@@ -15,7 +15,7 @@ from train import run
 def test_best_span_f_is_the_measured_recipe():
     cfg = compose_train("experiment=best-span-f")
     assert cfg.task.name == "span-f" and cfg.encoder.name == "minilm" and cfg.data.targets == "views"
-    assert cfg.model.module.o_bias == "tuned" and cfg.model.module.min_dev_spans == 30
+    assert cfg.model.module.decision.tuned and cfg.model.module.decision.min_evidence == 30
     assert cfg.trainer.max_epochs == 6 and cfg.model.module.head_lr == 1e-2
     assert cfg.name == "best-span-f-minilm-sample"
 
@@ -24,7 +24,7 @@ def test_best_post_f_is_the_measured_recipe():
     cfg = compose_train("experiment=best-post-f")
     assert cfg.task.name == "post-f" and cfg.encoder.name == "minilm" and cfg.data.targets == "views"
     module = cfg.model.module
-    assert module.threshold == "tuned" and module.tuning_scope == "own" and module.threshold_floor == 0.3
+    assert module.decision.tuned and module.decision.scope == "own" and module.decision.floor == 0.3
     assert cfg.trainer.max_epochs == 6 and cfg.name == "best-post-f-minilm-sample"
 
 
@@ -43,10 +43,10 @@ def test_a_best_recipe_trains_and_tunes_its_rule_on_dev(make_cfg, task):
     saved = json.loads((fold / "metrics.json").read_text())
     assert "tuned_on_dev" in saved
     assert (fold / ("submission.conll" if task == "span-f" else "submission.tsv")).is_file()
-    module = json.loads((fold / "model.json").read_text())["model"]["module"]
+    decision = json.loads((fold / "model.json").read_text())["model"]["module"]["decision"]
     if task == "span-f":
-        assert module["o_bias"] == "tuned" and module["min_dev_spans"] == 30 and "o_bias" in saved["tuned_on_dev"]
+        assert decision["tuned"] and decision["min_evidence"] == 30 and "o_bias" in saved["tuned_on_dev"]
     else:
-        assert module["threshold"] == "tuned" and module["threshold_floor"] == 0.3
+        assert decision["tuned"] and decision["floor"] == 0.3
         tuned = [t for view in saved["tuned_on_dev"]["thresholds"].values() for t in view.values()]
         assert min(tuned) >= 0.3 and any(t != 0.7 for t in tuned)

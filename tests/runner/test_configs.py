@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import hydra
 import pytest
 from omegaconf import OmegaConf
 
 from helpers.configs import compose_train
-from tests_paths import CONF
+from tests_paths import CONF, REPO
 
 TASK_MODEL = {"post-c": "mvml", "post-f": "mvml", "span-c": "mvmd", "span-f": "mvmd"}
 
@@ -32,9 +35,9 @@ def test_paper_experiments_compose(experiment):
 
 
 def test_command_line_overrides_reach_the_optimiser():
-    cfg = compose_train("task=post-f", "model.module.optimizer.lr=3e-5", "model.module.threshold=0.5")
+    cfg = compose_train("task=post-f", "model.module.optimizer.lr=3e-5", "model.module.decision.fixed=0.5")
     optimizer = hydra.utils.instantiate(cfg.model.module.optimizer)
-    assert optimizer.keywords["lr"] == 3e-5 and cfg.model.module.threshold == 0.5
+    assert optimizer.keywords["lr"] == 3e-5 and cfg.model.module.decision.fixed == 0.5
 
 
 @pytest.mark.parametrize(
@@ -87,3 +90,21 @@ def test_demo_experiment_is_offline_default():
     cfg = compose_train("experiment=demo")
     assert cfg.data.name == "sample" and cfg.encoder.name == "minilm" and cfg.task.name == "span-f"
     assert cfg.data.train_path.endswith("sample.conll")
+
+
+@pytest.mark.parametrize(
+    "override, new",
+    [
+        ("model.module.threshold=tuned", "model.module.decision.tuned=true"),
+        ("model.module.tuning_scope=shared", "model.module.decision.scope"),
+        ("model.module.min_dev_spans=10", "model.module.decision.min_evidence"),
+    ],
+)
+def test_a_decision_setting_under_its_former_key_is_one_message_naming_the_new_one(override, new):
+    """Typed as the docs of earlier releases wrote it, the override ends in one line, before Hydra composes."""
+    done = subprocess.run(
+        [sys.executable, "train.py", "task=post-f", override], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"error: {override.split('=')[0]}") and new in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -213,6 +213,16 @@ def test_success_paths_of_the_lora_commands(lora_run, missci_sample, tmp_path):
     assert "console" in done.stdout and done.stdout.lstrip().startswith("|")
 
 
+@pytest.mark.e2e  # builds a hub replica
+def test_success_path_of_models_replicas(tmp_path):
+    done = run_alias("models-replicas", tmp_path / "replicas", "--only", "alberto")
+    assert done.returncode == 0, done.stderr
+    assert_clean_stderr(done.stderr)
+    name, hub_id, folder = done.stdout.strip().split("\t")
+    assert (name, Path(folder)) == ("alberto", tmp_path / "replicas" / "alberto") and hub_id.startswith("m-polignano")
+    assert (Path(folder) / "config.json").is_file()
+
+
 # --- failure paths ---------------------------------------------------------------------------------
 def _failures(tmp: Path) -> dict[tuple[str, str], tuple[list, str]]:
     """``(dataset, command)`` -> (arguments that are a user error, words of the one error line)."""
@@ -238,6 +248,7 @@ def _failures(tmp: Path) -> dict[tuple[str, str], tuple[list, str]]:
         ("missci", "baseline"): (["random", "--data", missing, "--no-premise-metrics"], str(missing)),
         ("missci", "sample"): ([tmp / "m", "--dev", "0"], "dev"),
         ("missci", "report"): ([missing], str(missing)),
+        ("models", "replicas"): ([a_file], "not a folder"),
     }
 
 
@@ -269,6 +280,7 @@ TORCH_FREE_FAILURES = [
     ("missci", "baseline"),
     ("missci", "sample"),
     ("missci", "report"),
+    ("models", "replicas"),
 ]
 
 

@@ -26,7 +26,9 @@ pytestmark = pytest.mark.e2e
 @pytest.mark.slow  # trains two models and predicts in a subprocess (~25 s CPU)
 def test_cv_ensemble_trains_k_models_and_writes_the_ensembled_submission(make_cfg, small_sample, tmp_path, caplog):
     caplog.set_level(logging.INFO)
-    cfg = make_cfg("task=span-f", "cv=official", "cv.ensemble=2", "trainer.max_epochs=1", "model.module.o_bias=tuned")
+    cfg = make_cfg(
+        "task=span-f", "cv=official", "cv.ensemble=2", "trainer.max_epochs=1", "model.module.decision.tuned=true"
+    )
     run(cfg)
     exp = Path(cfg.paths.results_dir) / cfg.name
     folds = [json.loads((exp / f"fold{k}" / "metrics.json").read_text()) for k in range(2)]
@@ -79,8 +81,8 @@ def test_results_folder_ensemble_of_post_models_and_tuned_thresholds(make_cfg, s
         "task=post-f",
         "cv.num_folds=2",
         "trainer.max_epochs=1",
-        "model.module.threshold=tuned",
-        "model.module.min_dev_positives=2",
+        "model.module.decision.tuned=true",
+        "model.module.decision.min_evidence=2",
     )
     run(cfg)
     exp = Path(cfg.paths.results_dir) / cfg.name

@@ -1,4 +1,5 @@
-"""scripts/gpu_check.sh: the plan it runs on a GPU, its table and exit status (exercised here on CPU)."""
+"""The GPU check (``fallacy.gpu_check``, the command ``bash scripts/gpu_check.sh``): the plan it runs on a GPU, its
+table and exit status (exercised here on CPU)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,21 @@ import sys
 
 import pytest
 
+from common.errors import UserError
+from fallacy import gpu_check
 from tests_paths import REPO
 
-spec = importlib.util.spec_from_file_location("gpu_check", REPO / "scripts" / "gpu_check.py")
-gpu_check = importlib.util.module_from_spec(spec)
-sys.modules["gpu_check"] = gpu_check  # dataclasses look their module up there
-spec.loader.exec_module(gpu_check)
+
+def dry_run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "scripts/gpu_check.py", "--dry-run", *args], cwd=REPO, capture_output=True, text=True
+    )
 
 
-def test_dry_run_plans_bf16_gpu_training_and_4bit_qlora(capsys):
-    assert gpu_check.main(["--dry-run", "--missci-data", str(REPO.parent / "shared" / "data" / "missci")]) == 0
-    lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+def test_dry_run_plans_bf16_gpu_training_and_4bit_qlora():
+    done = dry_run("--missci-data", str(REPO.parent / "shared" / "data" / "missci"))
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
     runs = [line for line in lines if not line.startswith("#")]
     assert len(runs) == 3 + (importlib.util.find_spec("vllm") is not None)
     assert all("trainer=gpu" in line for line in runs)
@@ -28,16 +33,29 @@ def test_dry_run_plans_bf16_gpu_training_and_4bit_qlora(capsys):
         assert lines[-1].startswith("# skipped (vllm not installed)") and "llm.backend=vllm" in lines[-1]
 
 
-def test_without_a_gpu_it_stops_with_one_message(monkeypatch, tmp_path, capsys):
+def test_the_cpu_plan_drops_the_gpu_settings_and_fast_runs_one_batch(tmp_path):
+    options = gpu_check.CheckOptions(out=tmp_path, only="mvmd,qlora,vllm", cpu=True, fast=True, overrides=("a=1",))
+    steps = gpu_check.plan(options)
+    assert [step.key for step in steps] == ["mvmd", "qlora", "vllm"]
+    mvmd, qlora = (gpu_check.command(step, options, tmp_path) for step in steps[:2])
+    assert "trainer=default" in mvmd and "++trainer.fast_dev_run=true" in mvmd and mvmd[-1] == "a=1"
+    assert "llm.load_in_4bit=true" not in qlora and "task.lora.max_steps=1" in qlora
+    assert gpu_check.skip_reason(steps[2], options) == "needs a GPU"
+
+
+def test_without_a_gpu_it_stops_with_one_message(monkeypatch, tmp_path):
     monkeypatch.setattr(gpu_check, "gpu_memory_mb", lambda: None)
-    assert gpu_check.main(["--out", str(tmp_path)]) == 2
-    assert "use --cpu" in capsys.readouterr().err
+    with pytest.raises(UserError, match="no GPU found") as caught:
+        gpu_check.run_checks(gpu_check.CheckOptions(out=tmp_path))
+    assert "use --cpu" in caught.value.fix
 
 
-def test_unknown_step_is_refused(capsys):
-    with pytest.raises(SystemExit) as stop:
-        gpu_check.main(["--dry-run", "--only", "mvmd,nope"])
-    assert stop.value.code == 2 and "nope" in capsys.readouterr().err
+def test_unknown_step_is_refused():
+    with pytest.raises(UserError, match="nope") as caught:
+        gpu_check.plan(gpu_check.CheckOptions(only="mvmd,nope"))
+    assert "mvmd, mvml, qlora, vllm" in caught.value.fix
+    done = dry_run("--only", "mvmd,nope")
+    assert done.returncode == 2 and "nope" in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.slow

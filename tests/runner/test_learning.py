@@ -36,7 +36,7 @@ def test_training_beats_an_untrained_model(make_cfg, learning_sample, task):
         f"data.train_path={learning_sample / f'sample.{ext}'}",
     ]
     if task == "post-f":  # a fixed decision rule, so only the weights differ (a dev-tuned τ helps an untrained model)
-        common.append("model.module.threshold=0.7")
+        common.append("model.module.decision.tuned=false")
     untrained = make_cfg(*common, "trainer.max_epochs=0", "name=untrained", sample=False, tiny=False)
     run(untrained)
     trained = make_cfg(*common, "trainer.max_epochs=3", "name=trained", sample=False, tiny=False)

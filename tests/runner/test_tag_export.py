@@ -103,6 +103,7 @@ def test_card_lists_the_runs_real_numbers(exported):
     assert "| mean ± std | 60 |" in card
     assert "dataset: `custom` (file `sample.conll`)" in card and "## Intended use and limits" in card
     assert "lr 0.0001" in card and "head_lr=0.01" in card
+    assert "decision.tuned=False" in card and "decision.min_evidence=30" in card  # the rule's settings, one by one
 
 
 def test_predict_cli_gives_the_same_file_from_the_fold_and_from_the_export(exported, small_sample, tmp_path):

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.mark.parametrize(
-    ("task", "rule"), [("span-f", "model.module.o_bias=tuned"), ("post-c", "model.module.threshold=tuned")]
+    ("task", "rule"), [("span-f", "model.module.decision.tuned=true"), ("post-c", "model.module.decision.tuned=true")]
 )
 def test_union_target_predicts_one_view_scored_against_both(make_cfg, task, rule):
     cfg = make_cfg(f"task={task}", "debug=fast", "cv.folds=[0]", "data.targets=union", rule)

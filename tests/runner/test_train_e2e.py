@@ -83,8 +83,8 @@ def test_rerun_skips_finished_folds_and_refuses_other_configs(make_cfg, caplog):
     again = run(make_cfg("task=post-f", "debug=fast", "cv.folds=[0]"))
     assert again == first and (fold / "metrics.json").stat().st_mtime_ns == stamp
     assert "finished earlier" in caplog.text
-    with pytest.raises(UserError, match="another configuration .*model.module.threshold"):
-        run(make_cfg("task=post-f", "debug=fast", "cv.folds=[0]", "model.module.threshold=0.5"))
+    with pytest.raises(UserError, match="another configuration .*model.module.decision.fixed"):
+        run(make_cfg("task=post-f", "debug=fast", "cv.folds=[0]", "model.module.decision.fixed=0.5"))
 
 
 @pytest.mark.e2e
@@ -142,9 +142,11 @@ def test_unknown_mode_is_one_clear_error(make_cfg):
 @pytest.mark.parametrize(
     ("override", "field", "demand"),
     [
-        ("model.module.tuning_scope=bogus", "model.module.tuning_scope", "'own', 'shared' or 'shrunk'"),
-        ("model.module.o_bias=lots", "model.module.o_bias", "a valid number, or Input should be 'tuned'"),
-        ("model.module.min_dev_spans=many", "model.module.min_dev_spans", "a valid integer"),
+        ("model.module.decision.scope=bogus", "model.module.decision.scope", "'own', 'shared' or 'shrunk'"),
+        ("model.module.o_bias=lots", "model.module.o_bias", "a valid number"),
+        ("model.module.decision.min_evidence=many", "model.module.decision.min_evidence", "a valid integer"),
+        ("model.module.o_bias=tuned", "model.module.o_bias=tuned is now model.module.decision.tuned=true", ""),
+        ("+model.module.tuning_scope=shared", "model.module.tuning_scope is now model.module.decision.scope", ""),
     ],
 )
 def test_a_wrong_model_setting_is_refused_before_anything_trains(make_cfg, override, field, demand):

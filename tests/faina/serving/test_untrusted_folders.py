@@ -251,7 +251,7 @@ def test_a_pickle_in_place_of_the_weights_is_never_unpickled(trained, tmp_path, 
         ("views", ["b1"], "views"),
         ("encoder.path", "../../elsewhere", "encoder.path"),
         ("encoder.max_length", -5, "encoder.max_length"),
-        ("module.min_dev_spans", -1, "module.min_dev_spans"),
+        ("module.decision.min_evidence", -1, "module.decision.min_evidence"),
         ("format_version", 99, "newer"),
     ],
 )

@@ -1,4 +1,4 @@
-"""Tokenizers for the hub replicas (scripts/hub_replicas.py), trained offline on the synthetic samples.
+"""Tokenizers for the hub replicas (``models.replicas``), trained offline on the synthetic samples.
 
 Each function writes the tokenizer files of one hub repository's kind, in that repository's file format, so
 that ``AutoTokenizer`` takes the same code path it takes for the real model:
@@ -24,7 +24,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+# the folder holding the faina and missci packages (a checkout, or site-packages): their sample_data ships with them
+PACKAGES_ROOT = Path(__file__).resolve().parents[2]
 
 LLAMA2_CHAT_TEMPLATE = (
     "{%- if messages and messages[0]['role'] == 'system' -%}"
@@ -82,10 +83,11 @@ LLAMA3_SPLIT = (
 )
 
 
-def sample_texts(repo: Path = REPO) -> list[str]:
-    """The synthetic Faina posts (their tokens joined by spaces) and every string of the synthetic Missci sample."""
+def sample_texts(root: Path = PACKAGES_ROOT) -> list[str]:
+    """The synthetic Faina posts (their tokens joined by spaces) and every string of the synthetic Missci sample,
+    read as files (``faina/sample_data``, ``missci/sample_data``: no import of either package)."""
     texts: list[str] = []
-    for conll in sorted((repo / "faina" / "sample_data").glob("*.conll")):
+    for conll in sorted((root / "faina" / "sample_data").glob("*.conll")):
         words: list[str] = []
         for line in conll.read_text(encoding="utf-8").splitlines():
             if not line.strip():
@@ -96,7 +98,7 @@ def sample_texts(repo: Path = REPO) -> list[str]:
                 words.append(line.split("\t")[1])
         if words:
             texts.append(" ".join(words))
-    for jsonl in sorted((repo / "missci" / "sample_data").glob("*.jsonl")):
+    for jsonl in sorted((root / "missci" / "sample_data").glob("*.jsonl")):
         for line in jsonl.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 texts.extend(_strings(json.loads(line)))

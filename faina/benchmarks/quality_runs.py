@@ -1,0 +1,191 @@
+"""The quality benchmark's trained runs: the corpus it trains on, the recipes, and one ``train.py`` run per seed.
+
+Every run trains through ``train.py ... data=custom cv=official`` of this checkout exactly as a user would, on the
+corpus's ``train-dev`` file (the dev split drawn from the seed), and predicts its ``test`` file. A finished run
+(its ``results.json``) is reused, so a grid can be stopped and restarted (docs/benchmark-quality.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from common.errors import UserError
+
+REPO = Path(__file__).resolve().parents[2]  # the checkout whose train.py the runs go through
+DEFAULT_CORPUS = REPO.parent / "shared" / "data" / "toxic-spans"
+DEFAULT_OUT = REPO / "results" / "benchmark-quality"
+TASKS = {"span-f": ("span", "span-fine", "conll"), "post-f": ("post", "post-fine", "tsv")}
+RECIPES = {
+    "views": [],
+    "union": ["data.targets=union"],
+    "intersection": ["data.targets=intersection"],
+    "majority": ["data.targets=majority"],
+    "soft": ["data.targets=soft"],
+    # the mean of the weights at the end of the last 3 epochs (common/weight_averaging.py): the same training as
+    # the recipe without it (averaging draws nothing, changes no gradient), so seed by seed a paired comparison
+    "views-avg3": ["checkpoint.average_last=3"],
+    "majority-avg3": ["data.targets=majority", "checkpoint.average_last=3"],
+}
+TIME_FILE = "benchmark-train.json"
+QUICK_POSTS = {"train-dev": 48, "test": 24}  # --quick: the tests' tiny grid, never for a table
+
+
+def prepare_corpus(corpus_dir: Path, out: Path, quick: bool) -> dict[str, Path]:
+    """The span files (subsets with ``quick``) and the post-level TSVs derived from them, under ``out/corpus``."""
+    from faina.data.levels import subset
+    from faina.formats.conll import read_conll, write_conll
+    from faina.formats.labels import LabelInventory
+    from faina.formats.tsv import post_corpus_from_spans, write_post_tsv
+
+    labels = corpus_dir / "labels.yaml"
+    files = {"labels": labels}
+    for name in QUICK_POSTS:
+        if not (corpus_dir / f"{name}.conll").is_file():
+            raise UserError(
+                f"the corpus has no {name}.conll",
+                path=str(corpus_dir),
+                fix="give --corpus a folder with train-dev.conll, test.conll and labels.yaml (Faina layout)",
+            )
+    if not labels.is_file():
+        raise UserError("the corpus has no labels.yaml", path=str(corpus_dir), fix="add its label inventory")
+    inventory = LabelInventory.load(labels)
+    folder = out / "corpus"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, quick_posts in QUICK_POSTS.items():
+        source = corpus_dir / f"{name}.conll"
+        spans = read_conll(source, inventory)
+        if quick:
+            spans = subset(spans, range(min(quick_posts, len(spans.posts))))
+            source = write_conll(spans, folder / f"{name}.conll")
+        files[f"{name}.conll"] = source
+        tsv = folder / f"{name}.tsv"
+        if not tsv.is_file() or quick:
+            write_post_tsv(post_corpus_from_spans(spans), tsv)
+        files[f"{name}.tsv"] = tsv
+    return files
+
+
+def run_name(task: str, recipe: str, epochs: int, seed: int, overrides: Sequence[str] = ()) -> str:
+    """``span-f-views-e6-s1``; with overrides, a digest of them before the seed (``…-e6-o3f2a9c1d-s1``), so a grid
+    over another setting never reuses this one's runs (the overrides are in the report and each run's config)."""
+    return f"{task}-{recipe}-e{epochs}{overrides_tag(overrides)}-s{seed}"
+
+
+def overrides_tag(overrides: Sequence[str]) -> str:
+    if not overrides:
+        return ""
+    return "-o" + hashlib.sha1("\n".join(overrides).encode()).hexdigest()[:8]
+
+
+def train_command(task, recipe, epochs, seed, files, runs: Path, overrides: Sequence[str]) -> list[str]:
+    ext = TASKS[task][2]
+    return [
+        sys.executable,
+        "train.py",
+        f"task={task}",
+        "data=custom",
+        f"data.train_path={files[f'train-dev.{ext}']}",
+        f"data.test_path={files[f'test.{ext}']}",
+        f"data.labels={files['labels']}",
+        "cv=official",
+        f"seed={seed}",
+        f"trainer.max_epochs={epochs}",
+        f"paths.results_dir={runs}",
+        f"name={run_name(task, recipe, epochs, seed, overrides)}",
+        "logger=csv",
+        *RECIPES[recipe],
+        *overrides,
+    ]
+
+
+def check_checkout() -> None:
+    """The runs go through ``train.py`` and ``conf/`` of a checkout, which an installed wheel does not have."""
+    if not (REPO / "train.py").is_file() or not (REPO / "conf").is_dir():
+        raise UserError(
+            "the quality benchmark trains through train.py and conf/ of a checkout, and this installation has none",
+            path=REPO,
+            fix="run it from a clone of the repository (bash scripts/setup.sh installs it in place)",
+        )
+
+
+def train(task, recipe, epochs, seed, files, runs: Path, overrides, log: Callable[[str], None]) -> Path:
+    """The run's folder, trained now unless a finished one is there (``results.json``)."""
+    folder = runs / run_name(task, recipe, epochs, seed, overrides)
+    if (folder / "results.json").is_file():
+        return folder
+    check_checkout()
+    command = train_command(task, recipe, epochs, seed, files, runs, overrides)
+    log(f"training {folder.name}")
+    started = time.perf_counter()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f"{folder.name}.log", "w", encoding="utf-8") as output:
+        done = subprocess.run(command, cwd=REPO, stdout=output, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        raise UserError(
+            f"training {folder.name} failed (exit status {done.returncode})",
+            path=str(folder.parent / f"{folder.name}.log"),
+            fix="read the log; rerun this script to retry (finished runs are reused)",
+        )
+    if not (folder / "results.json").is_file():  # an exit status 0 without results is no finished run
+        raise UserError(
+            f"training {folder.name} ended without its results.json",
+            path=str(folder.parent / f"{folder.name}.log"),
+            fix="read the log; rerun this script to resume it (finished runs are reused)",
+        )
+    seconds = time.perf_counter() - started
+    (folder / TIME_FILE).write_text(json.dumps({"seconds": round(seconds, 1), "command": command[1:]}, indent=2))
+    return folder
+
+
+def train_seconds(folder: Path) -> float | None:
+    """Wall time of the run's training (written by ``train``); for a run trained by hand, from its files'
+    times: the first Hydra folder's start to the fold's metrics file."""
+    if (folder / TIME_FILE).is_file():
+        return json.loads((folder / TIME_FILE).read_text())["seconds"]
+    starts = sorted((folder / "hydra").glob("*"))
+    metrics = folder / "fold0" / "metrics.json"
+    if not starts or not metrics.is_file():
+        return None
+    started = time.mktime(time.strptime(starts[0].name, "%Y-%m-%d_%H-%M-%S"))
+    return round(metrics.stat().st_mtime - started, 1)
+
+
+def recipe_targets(recipe: str) -> str:
+    """The ``data.targets`` a recipe trains on (``views`` unless it sets one)."""
+    return next((o.split("=", 1)[1] for o in RECIPES[recipe] if o.startswith("data.targets=")), "views")
+
+
+def dev_corpus_of(task: str, files, recipe: str, seed: int):
+    """The run's own dev posts (the split ``cv=official`` drew from the seed) with every annotator view (what its
+    rules are fitted against), and the run's task data."""
+    from omegaconf import OmegaConf
+
+    from faina.data.levels import subset
+    from faina.training.cross_validation import make_splits
+
+    _, _, ext = TASKS[task]
+    paths = [str(files[f"train-dev.{ext}"]), str(files[f"test.{ext}"]), str(files["labels"])]
+    stamps = tuple(os.stat(path).st_mtime_ns for path in paths)
+    data = _task_data(task, *paths, recipe_targets(recipe), stamps)
+    cfg = OmegaConf.create({"cv": {"name": "official", "dev_fraction": 0.2, "num_folds": 1}, "seed": seed})
+    split = make_splits(cfg, data)[0]
+    return subset(data.gold_corpus, split.dev), data
+
+
+@functools.lru_cache(maxsize=8)
+def _task_data(task: str, train_path: str, test_path: str, labels_path: str, targets: str, stamps: tuple):
+    """The task data a recipe's runs train on, read once per (task, corpus, targets): every member of an ensemble and
+    every seed of a recipe share it (only the dev split differs). ``stamps``: the files' modification times, in the
+    cache key, so a rewritten file is read afresh."""
+    from faina.data.task_data import load_task_data
+
+    level = TASKS[task][0]
+    return load_task_data(train_path, test_path, level, "fine", labels_path, targets=targets)
