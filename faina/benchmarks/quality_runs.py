@@ -41,9 +41,9 @@ QUICK_POSTS = {"train-dev": 48, "test": 24}  # --quick: the tests' tiny grid, ne
 def prepare_corpus(corpus_dir: Path, out: Path, quick: bool) -> dict[str, Path]:
     """The span files (subsets with ``quick``) and the post-level TSVs derived from them, under ``out/corpus``."""
     from faina.data.levels import subset
-    from faina.formats.conll import read_conll, write_conll
+    from faina.formats.any_file import read_any, write_any
     from faina.formats.labels import LabelInventory
-    from faina.formats.tsv import post_corpus_from_spans, write_post_tsv
+    from faina.formats.tsv import post_corpus_from_spans
 
     labels = corpus_dir / "labels.yaml"
     files = {"labels": labels}
@@ -61,14 +61,14 @@ def prepare_corpus(corpus_dir: Path, out: Path, quick: bool) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     for name, quick_posts in QUICK_POSTS.items():
         source = corpus_dir / f"{name}.conll"
-        spans = read_conll(source, inventory)
+        spans = read_any(source, inventory, level="span")
         if quick:
             spans = subset(spans, range(min(quick_posts, len(spans.posts))))
-            source = write_conll(spans, folder / f"{name}.conll")
+            source = write_any(spans, folder / f"{name}.conll")
         files[f"{name}.conll"] = source
         tsv = folder / f"{name}.tsv"
         if not tsv.is_file() or quick:
-            write_post_tsv(post_corpus_from_spans(spans), tsv)
+            write_any(post_corpus_from_spans(spans), tsv)
         files[f"{name}.tsv"] = tsv
     return files
 

@@ -30,10 +30,9 @@ import warnings
 from pathlib import Path
 
 from common.errors import UserError
-from faina.formats.conll import write_conll
+from faina.formats.any_file import write_any
 from faina.formats.labels import LabelInventory
 from faina.formats.records import Post, PostCorpus, PostRow, Span, SpanCorpus
-from faina.formats.tsv import write_post_tsv
 from faina.scoring.official import evaluate_files
 from metrics.faina_scores import ZeroDenominatorWarning
 
@@ -228,10 +227,10 @@ def check_task(
         stem = workdir / f"{task}{'-O' if one_pred else ''}-{i:04d}"
         if level == "span":
             gold, pred = random_span_pair(rng, grain, one_pred)
-            paths = (write_conll(gold, f"{stem}.gold.conll"), write_conll(pred, f"{stem}.pred.conll"))
+            paths = (write_any(gold, f"{stem}.gold.conll"), write_any(pred, f"{stem}.pred.conll"))
         else:
             gold, pred = random_post_pair(rng, grain, one_pred)
-            paths = (write_post_tsv(gold, f"{stem}.gold.tsv"), write_post_tsv(pred, f"{stem}.pred.tsv"))
+            paths = (write_any(gold, f"{stem}.gold.tsv"), write_any(pred, f"{stem}.pred.tsv"))
         jobs.append({"task": task, "one_pred": one_pred, "gold": str(paths[0]), "pred": str(paths[1])})
     official = run_official(script, flavour, jobs, workdir)
     report = {

@@ -92,6 +92,7 @@ def test_demo_experiment_is_offline_default():
     assert cfg.data.train_path.endswith("sample.conll")
 
 
+@pytest.mark.e2e  # a train.py process each (refused before Hydra composes, but it starts Python and train.py)
 @pytest.mark.parametrize(
     "override, new",
     [
