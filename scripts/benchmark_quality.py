@@ -10,7 +10,7 @@ each ensemble of the first K seed models, and writes ``runs/``, ``report.json``,
 under ``--out``; finished runs and scores are reused. The work is ``faina.benchmarks.quality``; what is measured
 and the results: docs/benchmark-quality.md. ``--quick`` (tests only, never for a table): 48 training and 24 test
 posts, one epoch, seeds 1 2. This is a measurement, not a test: the default grid trains tasks × recipes × seeds
-models (about 7 minutes each for span-f at 6 epochs with MiniLM on 2 CPU cores).
+models (what one costs: docs/benchmark-quality.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Fold folders and exported folders from someone else are data: hostile or wrong files end in one message.
 
-The attack of issue 20 (``model.module.optimizer`` of a fold's model.json turned into ``pathlib.Path.unlink`` of a
+The reported attack (``model.module.optimizer`` of a fold's model.json turned into ``pathlib.Path.unlink`` of a
 victim file) and one hostile node per family of target, in model.json (as earlier releases wrote it, with
 ``_target_`` nodes, and in today's named form) and in an exported config.json: each load ends in one ``UserError``
 naming the file and the field, nothing is called (tripwires) and the victim file is untouched. Folders of the
