@@ -29,6 +29,16 @@ POSTS = [
 ]
 
 
+def json_of_a_fresh_process(script: str, *args: str):
+    """The JSON a ``python -c script args...`` process prints last, offline (it must exit 0)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 @pytest.fixture(scope="module")
 @fixture_tier("fast")
 def exported(trained_runs, tmp_path_factory):
@@ -76,17 +86,7 @@ def test_exported_folder_is_self_contained_and_predicts_the_same_in_a_fresh_proc
             "t = FallacyTagger.load(sys.argv[1], device='cpu'); "
             "print(json.dumps([p.to_dict() for p in t(json.loads(sys.argv[2]))]))"
         )
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-        result = subprocess.run(
-            [sys.executable, "-c", script, str(folder), json.dumps(POSTS)],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    assert result.returncode == 0, result.stderr[-2000:]
-    fresh = json.loads(result.stdout.strip().splitlines()[-1])
+        fresh = json_of_a_fresh_process(script, str(folder), json.dumps(POSTS))
     assert fresh == exported["fold_out"]["span"]
     assert sum(len(p["spans"]) for p in fresh) > 0  # a random model tags something: the comparison has content
 
@@ -219,17 +219,7 @@ def test_exported_folder_loads_through_transformers_auto_classes_in_a_fresh_proc
         "    'model': type(model).__name__, 'inner': type(model.fallacy).__name__,\n"
         "    'tagged': [p.to_dict() for p in model.tag(json.loads(sys.argv[2]))]}))\n"
     )
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(folder), json.dumps(POSTS)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    loaded = json_of_a_fresh_process(script, str(folder), json.dumps(POSTS))
     assert (loaded["config"], loaded["model_type"], loaded["task"]) == (
         "FallacyModelConfig",
         "fallacy-framework",
