@@ -68,7 +68,7 @@ class DecisionSettings(Strict):
 
     tuned: bool = False
     fixed: Bias = 0.0
-    scope: Literal["own", "shared", "shrunk"] = "own"
+    scope: Literal[SCOPES] = "own"  # the one list of scopes (a tuple subscript is the same Literal)
     shrinkage: Annotated[float, Field(ge=0, le=10**6)] = 20.0
     confirm: bool = False
     min_evidence: Count = 3
