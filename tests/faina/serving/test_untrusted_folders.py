@@ -27,6 +27,7 @@ from faina.serving.prediction import predict_file
 from helpers.hostile import FAMILIES, issue_payload, tripwires, with_node
 from helpers.trained import copy_of
 from tests_paths import REPO
+from tiers import fixture_tier
 
 VICTIM_TEXT = "keep me\n"
 
@@ -54,6 +55,7 @@ def write_json(path: Path, content: dict) -> Path:
 
 
 @pytest.fixture
+@fixture_tier("fast")  # built on the shared trained run: the fresh-clone probe does not build it
 def legacy_fold(trained, tmp_path) -> Path:
     folder = copy_of(trained["run"] / "fold0", tmp_path, "legacy-fold0")
     write_json(folder / "model.json", legacy_model_json(trained))
