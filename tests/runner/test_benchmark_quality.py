@@ -125,6 +125,7 @@ def test_a_rerun_reuses_finished_runs_and_scores(finished, corpus, tiny_encoder)
     assert scores.stat().st_mtime_ns == before
 
 
+@pytest.mark.slow  # the script in a fresh process
 def test_a_corpus_without_its_files_is_one_clear_error(tmp_path, tiny_encoder):
     done = run(tmp_path, tmp_path / "out", tiny_encoder)
     assert done.returncode == 2 and "train-dev.conll" in done.stderr and "Traceback" not in done.stderr

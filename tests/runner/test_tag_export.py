@@ -64,6 +64,7 @@ def exported(trained_runs, tmp_path_factory):
     }
 
 
+@pytest.mark.slow  # a fresh Python process that imports torch
 def test_exported_folder_is_self_contained_and_predicts_the_same_in_a_fresh_process(exported):
     folder = exported["folders"]["span"]
     names = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
@@ -171,6 +172,7 @@ def test_empty_posts_get_one_message(exported, capsys, args, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow  # ends with the command in a fresh process
 def test_bad_inputs_and_folders_end_in_one_line(exported, tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "ok"}\n{"txt": "typo"}\n')
@@ -206,6 +208,7 @@ def test_push_to_hub_offline_is_one_clear_message(exported, monkeypatch):
     assert str(exported["folders"]["span"]) in err.value.fix  # the user learns the folder itself is complete
 
 
+@pytest.mark.slow  # a fresh Python process that imports torch
 def test_exported_folder_loads_through_transformers_auto_classes_in_a_fresh_process(exported):
     """``AutoConfig`` / ``AutoModel`` once the framework is imported: its classes are registered, no remote code."""
     folder = exported["folders"]["span"]
