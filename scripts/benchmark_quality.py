@@ -33,7 +33,7 @@ def build_parser():
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     parser.add_argument("--tasks", nargs="+", default=["span-f", "post-f"], choices=sorted(TASKS))
     parser.add_argument("--recipes", nargs="+", default=["views", "majority", "soft"], choices=sorted(RECIPES))
-    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
+    parser.add_argument("--seeds", nargs="+", type=int, default=None, help="default: 1 2 3 (--quick: 1 2)")
     parser.add_argument(
         "--epochs", nargs="+", type=int, default=None, help="trainer.max_epochs of the runs (default: each task's own)"
     )
@@ -54,9 +54,9 @@ def build_parser():
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    if args.quick:
-        args.epochs = args.epochs if argv and "--epochs" in argv else [QUICK_EPOCHS]
-        args.seeds = args.seeds if argv and "--seeds" in argv else [1, 2]
+    if args.quick:  # the tiny grid's own defaults, unless asked for others
+        args.epochs = args.epochs or [QUICK_EPOCHS]
+    args.seeds = args.seeds or ([1, 2] if args.quick else [1, 2, 3])
     if len(args.seeds) < 2 and not args.quick:
         raise UserError("a spread needs two or more seeds", fix="pass --seeds 1 2 3")
     report = run_benchmark(

@@ -326,3 +326,40 @@ def test_ensembles_alone_asks_for_none(finished, corpus, tiny_encoder, tmp_path)
         assert done.returncode == 0, done.stderr[-2000:]
         assert "training" not in done.stderr and "scoring" not in done.stderr
         assert {row["recipe"] for row in json.loads((copy / "report.json").read_text())["rows"]} == expected
+
+
+@pytest.mark.e2e
+def test_each_length_trains_runs_of_its_own_judged_at_it_and_at_the_default_length(corpus, tiny_encoder, tmp_path):
+    """``--epochs 1 3 --patience 0 2``: four lengths, each its own train.py runs with its own settings; every row
+    says its length, the early-stopped ones how many epochs they trained, and the rows at 3 epochs are also judged
+    against the default length (``--quick``: 1 epoch)."""
+    out = tmp_path / "lengths"
+    command = [sys.executable, str(SCRIPT), "--quick", "--corpus", str(corpus), "--out", str(out)]
+    command += ["--tasks", "post-f", "--recipes", "views", "--epochs", "1", "3", "--patience", "0", "2"]
+    command += ["--ensembles", "--override", f"encoder.name_or_path={tiny_encoder}"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    labels = ["1 epoch", "≤ 1 epoch, patience 2", "3 epochs", "≤ 3 epochs, patience 2"]
+    assert report["lengths"] == {"post-f": labels} and report["default lengths"] == {"post-f": "1 epoch"}
+    rows = {(row["length"], row["rule"]): row for row in report["rows"]}
+    assert {length for length, _ in rows} == set(labels)
+    tag = quality_runs.overrides_tag([f"encoder.name_or_path={tiny_encoder}"])
+    for seed in (1, 2):
+        stopped = out / "runs" / f"post-f-views-e3p2{tag}-s{seed}"
+        config = (stopped / "config.yaml").read_text()
+        assert "max_epochs: 3" in config and "patience: 2" in config
+        trained = json.loads((stopped / "fold0" / "metrics.json").read_text())["early_stopping"]["epochs_trained"]
+        assert 1 <= trained <= 3
+        assert "early_stopping" not in json.loads(
+            (out / "runs" / f"post-f-views-e3{tag}-s{seed}" / "fold0" / "metrics.json").read_text()
+        )
+    assert "epochs trained" in rows[("≤ 3 epochs, patience 2", "tau0.7")]
+    assert "epochs trained" not in rows[("3 epochs", "tau0.7")]
+    assert "verdict at default length" in rows[("3 epochs", "tau0.7")] and "verdict" not in rows[("3 epochs", "tau0.7")]
+    assert "paired Δ at default length" in rows[("3 epochs", "tau0.7")]
+    assert (
+        "verdict at default length" not in rows[("1 epoch", "own-floor0.3")]
+        and "verdict" in rows[("1 epoch", "own-floor0.3")]
+    )
+    assert "| 3 epochs |" in (out / "report.md").read_text()
