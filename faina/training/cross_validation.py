@@ -201,14 +201,21 @@ def flat_test_metrics(result: dict) -> dict[str, float]:
 
 
 def check_training_length(cfg: DictConfig) -> None:
-    """``checkpoint.average_last`` and ``early_stopping`` before anything is read: averaging needs the last epochs
-    known in advance, which a fold that may stop early does not know."""
+    """``checkpoint.average_last``, ``early_stopping`` and ``trainer.max_steps`` before anything is read: averaging
+    needs the last epochs known in advance, which a fold that may stop early, or stops at a step budget, does not
+    know."""
     average_last = check_average_last(cfg.checkpoint.get("average_last", 0))
     if early_stopping_callback(cfg) is not None and average_last:
         raise UserError(
             "checkpoint.average_last averages the last epochs of trainer.max_epochs, and early_stopping.patience may"
             " stop the fold before them",
             fix="choose one: early_stopping.patience=null, or checkpoint.average_last=0",
+        )
+    if (cfg.trainer.get("max_steps") or -1) > 0 and average_last:
+        raise UserError(
+            "checkpoint.average_last averages the last epochs of trainer.max_epochs, and trainer.max_steps may end"
+            " the fold before them",
+            fix="choose one: trainer.max_steps=-1, or checkpoint.average_last=0",
         )
 
 
