@@ -116,8 +116,30 @@ def refuse_moved_settings(overrides: list[str]) -> None:
         raise SystemExit(2)
 
 
+# Named recipes taken back: the experiment name, why, and what to run instead (docs/benchmark-quality.md#the-best-recipes)
+WITHDRAWN_EXPERIMENTS = {
+    "best-post-f": (
+        "it was the default post-f recipe trained 6 epochs instead of 10, a length never shown to win at the length "
+        "it replaces",
+        "task=post-f (10 epochs, tuned thresholds with the 0.3 floor: what best-post-f tuned)",
+    ),
+}
+
+
+def refuse_withdrawn_experiments(overrides: list[str]) -> None:
+    """A named recipe that was withdrawn is one message saying why and what to run, not Hydra's 'could not find'."""
+    for override in overrides:
+        key, _, value = override.lstrip("+~").partition("=")
+        if key == "experiment" and value in WITHDRAWN_EXPERIMENTS:
+            why, instead = WITHDRAWN_EXPERIMENTS[value]
+            error = UserError(f"experiment={value} was withdrawn: {why}.", fix=f"run {instead}")
+            print(f"error: {error}", file=sys.stderr)
+            raise SystemExit(2)
+
+
 if __name__ == "__main__":
     verbosity, sys.argv = verbosity_from_argv(sys.argv)  # before Hydra parses the overrides
     refuse_moved_settings(sys.argv[1:])
+    refuse_withdrawn_experiments(sys.argv[1:])
     show_progress(verbosity)
     main()

@@ -16,7 +16,6 @@ TASKS = ("post-c", "post-f", "span-c", "span-f", "missci-gen", "missci-cls")
 EXPERIMENTS = (
     "demo",
     "best-span-f",
-    "best-post-f",
     *(f"faina/{t}-{e}" for t in ("post-c", "post-f", "span-c", "span-f") for e in ("alberto", "umberto")),
 )
 

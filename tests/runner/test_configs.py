@@ -109,3 +109,19 @@ def test_a_decision_setting_under_its_former_key_is_one_message_naming_the_new_o
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(f"error: {override.split('=')[0]}") and new in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.e2e  # a train.py process (refused before Hydra composes)
+def test_a_withdrawn_recipe_on_the_command_line_is_one_message():
+    done = subprocess.run(
+        [sys.executable, "train.py", "experiment=best-post-f", "data=custom"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert (
+        done.stderr.startswith("error: experiment=best-post-f was withdrawn") and "Fix: run task=post-f" in done.stderr
+    )
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

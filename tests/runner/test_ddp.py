@@ -38,7 +38,10 @@ def test_ddp_two_cpu_processes(tiny_encoder, small_sample, tmp_path):
     ]
     result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "distributed_backend=gloo" in result.stderr + result.stdout or "gloo" in result.stderr + result.stdout
+    log = result.stderr + result.stdout
+    assert "distributed_backend=gloo" in log
+    # two processes joined the process group, one line per rank
+    assert "GLOBAL_RANK: 0, MEMBER: 1/2" in log and "GLOBAL_RANK: 1, MEMBER: 2/2" in log
     summary = json.loads((tmp_path / "results" / "ddp" / "results.json").read_text())
     # both folds trained under DDP; rank 0 predicted every test post of each fold on one device
     assert [f["fold"] for f in summary["folds"]] == [0, 1]
