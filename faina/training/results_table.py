@@ -12,11 +12,18 @@ from collections.abc import Sequence
 from common.spread import mean_std
 
 MEASURES = ("precision", "recall", "f1")
+# the table's row order, whatever order a fold's scores were read in (a finished fold read back from its
+# metrics.json has its keys sorted); a scoring not named here follows, alphabetically
+SCORINGS = ("strict", "soft", "exact")
+
+
+def scoring_order(modes) -> list[str]:
+    return sorted(modes, key=lambda mode: (SCORINGS.index(mode) if mode in SCORINGS else len(SCORINGS), mode))
 
 
 def summarise(fold_scores: Sequence[dict]) -> dict:
     summary: dict = {}
-    for mode in fold_scores[0]:
+    for mode in scoring_order(fold_scores[0]):
         summary[mode] = {}
         for view in fold_scores[0][mode]:
             summary[mode][view] = {}
