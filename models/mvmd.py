@@ -37,7 +37,7 @@ from typing import Any
 
 import torch
 
-from models.base import FallacyModule, masked_views, scoring_targets
+from models.base import COLLAPSE_FRACTION, FallacyModule, masked_views, scoring_targets
 from models.bio import tags_to_spans
 from models.decision_rules import DecisionSettings, SpanDecisionSettings, with_o_bias
 from models.encoder import ChunkedEncoder
@@ -158,7 +158,10 @@ class MVMD(SpanOutputs, FallacyModule):
         gold_views = gold_tags.shape[1] // len(self.labels)  # every annotator's, also for one decoder set
         gold = masked_views(self.batch_spans(gold_tags, mask, gold_views), annotated)
         self.count_predictions(
-            split, sum(len(v) for post in predicted for v in post), sum(len(v or ()) for post in gold for v in post)
+            split,
+            sum(len(v) for post in predicted for v in post),
+            sum(len(v or ()) for post in gold for v in post),
+            gold_views,
         )
         metric = self.metric_for(split)
         if metric is not None:
@@ -174,6 +177,14 @@ class MVMD(SpanOutputs, FallacyModule):
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
         """Decoded tags and the CRF marginals ``inside`` (``models.outputs.SpanOutputs.predict_outputs``)."""
         return self.predict_outputs(batch)
+
+    def collapse_message(self, predicted: float, gold: float) -> str:
+        return (
+            f"the span decoders predicted {predicted:.4g} spans per view where the gold data has {gold:.4g} per view "
+            f"(< {COLLAPSE_FRACTION:.0%}); they may have collapsed to predicting only O. Try a higher "
+            "model.module.head_lr, a lower model.module.o_bias, a lower model.module.optimizer.lr (the encoder's), "
+            "or more epochs (trainer.max_epochs)."
+        )
 
     def keep_decision(self, values: torch.Tensor) -> None:
         self.decision_o_bias.copy_(values.to(self.decision_o_bias))

@@ -22,8 +22,8 @@ from typing import Any
 
 import torch
 
-from models.base import FallacyModule, masked_views, scoring_targets
-from models.decision_rules import DecisionSettings, PostDecisionSettings
+from models.base import COLLAPSE_FRACTION, FallacyModule, masked_views, scoring_targets
+from models.decision_rules import THRESHOLD_GRID, DecisionSettings, PostDecisionSettings
 from models.encoder import ChunkedEncoder
 from models.heads import MultiLabelHead
 from models.outputs import PostOutputs
@@ -97,11 +97,16 @@ class MVML(PostOutputs, FallacyModule):
         logits = self(batch)
         size = batch["input_ids"].shape[0]
         self.log(f"{split}/loss", self.loss(logits, batch), batch_size=size, sync_dist=True)
-        predicted = self.label_sets(self.decide(torch.sigmoid(logits)))
+        probabilities = torch.sigmoid(logits)
+        predicted = self.label_sets(self.decide(probabilities))
         gold_labels, annotated = scoring_targets(batch, "labels")
         gold = masked_views(self.label_sets(gold_labels > 0.5), annotated)
         self.count_predictions(
-            split, sum(len(v) for post in predicted for v in post), sum(len(v or ()) for post in gold for v in post)
+            split,
+            sum(len(v) for post in predicted for v in post),
+            sum(len(v or ()) for post in gold for v in post),
+            gold_labels.shape[1],
+            judged=int((probabilities >= self.collapse_thresholds().to(probabilities)).sum()),
         )
         metric = self.metric_for(split)
         if metric is not None:
@@ -123,6 +128,36 @@ class MVML(PostOutputs, FallacyModule):
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
         """Probabilities and their decisions (``models.outputs.PostOutputs.predict_outputs``)."""
         return self.predict_outputs(batch)
+
+    @property
+    def warns_on_collapse(self) -> bool:
+        """A soft-target head predicts shares, mostly below any threshold: few labels are no collapse (its dev
+        measure is its soft loss, ``val/loss``)."""
+        return not self.soft_targets
+
+    def lowest_tuned_threshold(self) -> float:
+        """The lowest threshold the decision rule may choose after training: ``decision.floor`` (or the grid's
+        lowest) for a tuned rule, the thresholds themselves for a fixed one."""
+        return float(self.decision.floor) if self.decision.floor is not None else float(THRESHOLD_GRID[0])
+
+    def collapse_thresholds(self) -> torch.Tensor:
+        """The thresholds a collapse is judged at (``[V, C]``): the decision rule's, and for a tuned rule, which is
+        fitted only after training, the lowest it may choose, so that a head it can still rescue is no alarm."""
+        if not self.decision.tuned:
+            return self.thresholds
+        return torch.clamp(self.thresholds, max=self.lowest_tuned_threshold())
+
+    def collapse_message(self, predicted: float, gold: float) -> str:
+        if self.decision.tuned:
+            rule = f"a probability of {self.lowest_tuned_threshold():g}, the lowest threshold the tuned rule may choose"
+            option = "a lower model.module.decision.floor"
+        else:
+            rule, option = f"τ = {self.threshold:g}", "a lower model.module.decision.fixed (τ)"
+        return (
+            f"the post heads gave {predicted:.4g} labels per view at their decision rule ({rule}) where the gold "
+            f"data has {gold:.4g} per view (< {COLLAPSE_FRACTION:.0%}); they may have collapsed to predicting no "
+            f"label. Try a higher model.module.head_lr, more epochs (trainer.max_epochs) or {option}."
+        )
 
     def keep_decision(self, values: torch.Tensor) -> None:
         self.thresholds.copy_(values.to(self.thresholds))

@@ -107,8 +107,11 @@ def run_fold(
         "fold": split.fold,
         "train_posts": len(split.train),
         "dev_posts": len(split.dev),
-        "best_dev_f1": fold.best_score,
+        "best_dev_f1": fold.best_dev_f1,
     }
+    if fold.checkpoint.monitor != "val/f1" and fold.best_score is not None:  # what selected the epoch (soft runs)
+        result["selected_on"] = {"monitor": fold.checkpoint.monitor, "mode": fold.checkpoint.mode}
+        result["selected_on"].update(score=fold.best_score, epoch=fold.checkpoint.best_epoch)
     if fold.average is not None:  # best_dev_f1 stays the best epoch's score, not the mean's
         result["averaged_epochs"] = fold.average.count
     if tuned:
