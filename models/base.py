@@ -19,6 +19,7 @@ import torch
 from lightning.pytorch.utilities import rank_zero_warn
 from torch import nn
 
+from models.calibration import CalibrationSettings
 from models.decision_rules import DecisionSettings
 from models.encoder import ChunkedEncoder
 from models.layer_groups import encoder_layer_groups
@@ -70,6 +71,15 @@ def scoring_targets(batch: Mapping[str, torch.Tensor], key: str) -> tuple[torch.
     return batch[key], batch.get("annotated")
 
 
+def gold_of(batch: Mapping[str, torch.Tensor], key: str) -> dict:
+    """``gold`` and ``annotated`` of a labelled batch on the CPU (nothing for an unlabelled one): every annotator
+    view (``scoring_targets``), what decision rules and calibrations are fitted against."""
+    if key not in batch and f"gold_{key}" not in batch:
+        return {}
+    gold, annotated = scoring_targets(batch, key)
+    return {"gold": gold.cpu(), "annotated": None if annotated is None else annotated.cpu()}
+
+
 class FallacyModule(L.LightningModule):
     """Base LightningModule: the encoder, the optimiser recipe and the evaluation loop MVML and MVMD share.
 
@@ -101,6 +111,8 @@ class FallacyModule(L.LightningModule):
         self.test_metric = val_metric.clone() if val_metric is not None else None
         self._counts = {"val": [0, 0, 0], "test": [0, 0, 0]}  # predicted, gold (spans or labels), judged
         self._gold_views: dict[str, int] = {}
+        # whether predictions report the calibrated probabilities (when a calibration was fitted) or the raw ones
+        self.reports_calibrated = True
 
     @torch.no_grad()
     def collect_in_eval(self, batches, collect):
@@ -202,6 +214,43 @@ class FallacyModule(L.LightningModule):
 
     def decision_report(self, values: torch.Tensor, info: dict) -> dict:
         """The fitted values per view and label, and ``info``, as the fold's metrics record them."""
+        raise NotImplementedError
+
+    # --- calibration of the probabilities (models/calibration.py) ------------------------------------------------
+    def keep_calibration_settings(self, calibration: CalibrationSettings) -> None:
+        """Hold the calibration's settings, also as plain values in the hyperparameters."""
+        self.calibration = calibration
+        self.hparams["calibration"] = calibration.model_dump()
+
+    @torch.no_grad()
+    def calibrate(self, batches) -> dict | None:
+        """Fit the calibration (``calibration``) on labelled dev batches after training and keep it; what was
+        fitted (for the fold's metrics), or ``None`` with ``method: none``. The fit is ``fit_calibration``, the one
+        the quality benchmark calls too."""
+        if not self.calibration.fits:
+            return None
+        outputs = self.collect_in_eval(batches, self.calibration_outputs)
+        if not outputs:
+            return None
+        values, info = self.fit_calibration(outputs, self.calibration)
+        self.keep_calibration(values)
+        return self.calibration_report(values, info)
+
+    def use_calibration(self, on: bool = True) -> None:
+        """Report the calibrated probabilities (``True``, the default) or the raw ones (``--uncalibrated``)."""
+        self.reports_calibrated = bool(on)
+
+    def calibration_outputs(self, batch) -> dict:
+        """The dev outputs a calibration is fitted on (each model's own scores and the gold of every view)."""
+        raise NotImplementedError
+
+    def fit_calibration(self, outputs, settings: CalibrationSettings) -> tuple[torch.Tensor, dict]:
+        raise NotImplementedError
+
+    def keep_calibration(self, values: torch.Tensor) -> None:
+        raise NotImplementedError
+
+    def calibration_report(self, values: torch.Tensor, info: dict) -> dict:
         raise NotImplementedError
 
     # --- evaluation --------------------------------------------------------------------------------
