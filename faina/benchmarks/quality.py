@@ -4,7 +4,8 @@ An option that beats the paper's recipe on the synthetic sample may lose on real
 the docs may recommend on a Faina-format corpus (by default the toxic-spans development corpus) before they
 recommend it (docs/benchmark-quality.md has the measurements). ``run_benchmark`` trains the grid (tasks × recipes ×
 seeds, ``quality_runs``), scores each model under every decision rule and each ensemble of the first K seed models
-(``quality_scores``), and writes the report (``quality_report``); ``scripts/benchmark_quality.py`` is its command.
+(``quality_scores``), and its probabilities under every calibration (``calibration_scores``), and writes the reports
+(``quality_report``, ``calibration_report``); ``scripts/benchmark_quality.py`` is its command.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from faina.benchmarks.calibration_report import calibration_markdown, calibration_rows, saved_rows
+from faina.benchmarks.calibration_scores import evaluate_calibration
 from faina.benchmarks.quality_report import machine_line, markdown, plot, summarise
-from faina.benchmarks.quality_runs import prepare_corpus, run_name, train
+from faina.benchmarks.quality_runs import overrides_tag, prepare_corpus, run_name, train
 from faina.benchmarks.quality_scores import evaluate_ensemble, evaluate_run
 
 
@@ -41,7 +44,7 @@ def run_benchmark(
     out = out.resolve()
     files = prepare_corpus(corpus.resolve(), out, quick)
     runs_dir = out / "runs"
-    runs, scored_ensembles = [], []
+    runs, scored_ensembles, calibrations = [], [], []
     for task in tasks:
         for recipe in recipes:
             finished = []
@@ -51,6 +54,7 @@ def run_benchmark(
                     continue
                 folder = train(task, recipe, epochs, seed, files, runs_dir, overrides, log)
                 runs.append(evaluate_run(task, recipe, seed, folder, files, log))
+                calibrations.append(evaluate_calibration(task, recipe, seed, folder, files, log))
                 finished.append(seed)
             for size in ensembles:
                 if 1 < size <= len(finished):
@@ -72,4 +76,20 @@ def run_benchmark(
     (out / "report.md").write_text(markdown(rows, machine, overrides))
     if rows:
         plot(rows, out / "report.png")
+    if calibrations:
+        write_calibration_report(calibrations, out, calibration_report_name(tasks, epochs, overrides), machine)
     return report
+
+
+def calibration_report_name(tasks: Sequence[str], epochs: int, overrides: Sequence[str] = ()) -> str:
+    """``calibration-report-post-f-e10``: one file per grid, so grids of other lengths sharing ``--out`` keep theirs."""
+    return f"calibration-report-{'-'.join(tasks)}-e{epochs}{overrides_tag(overrides)}"
+
+
+def write_calibration_report(calibrations: list[dict], out: Path, name: str, machine: str) -> Path:
+    """``<name>.json`` and ``<name>.md`` under ``out`` (``faina.benchmarks.calibration_report``)."""
+    rows = calibration_rows(calibrations)
+    (out / f"{name}.json").write_text(json.dumps({"machine": machine, "rows": saved_rows(rows)}, indent=2))
+    path = out / f"{name}.md"
+    path.write_text(calibration_markdown(rows, machine))
+    return path
