@@ -43,8 +43,8 @@ def exit_on_user_error(main: Callable[..., T] | None = None, *, show_logs: bool 
     exit with status 2.
 
     ``@exit_on_user_error(show_logs=False)`` is for a command none of whose code logs (the scorer): it then
-    starts without importing ``logging`` (8 ms of a scoring run that should cost what the official scorer
-    costs, issue 22); its warnings still reach stderr through ``warnings``.
+    starts without importing ``logging`` (a scoring run should cost about what the official scorer costs:
+    docs/speed-and-scale.md); its warnings still reach stderr through ``warnings``.
     """
     if main is None:
         return functools.partial(exit_on_user_error, show_logs=show_logs)

@@ -104,8 +104,17 @@ def instantiate_all(group: DictConfig | None) -> list:
 VOLATILE_KEYS = ("fold", "paths", "logger", "callbacks", "cv.folds", "hydra", "checkpoint.keep")
 
 
+# blocks added after results folders were first written, with the values that mean "off": while off they change
+# no result, so they are left out of the identity and a folder written before them is still the same experiment
+ADDED_WHILE_OFF = {"early_stopping": {"patience": None}}
+
+
 def experiment_identity(cfg: DictConfig) -> dict:
     container = OmegaConf.to_container(cfg, resolve=True)
+    for key, off in ADDED_WHILE_OFF.items():
+        block = container.get(key)
+        if isinstance(block, dict) and all(block.get(name) == value for name, value in off.items()):
+            container.pop(key)
     for key in VOLATILE_KEYS:
         parent, _, leaf = key.rpartition(".")
         node = container

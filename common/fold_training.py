@@ -8,7 +8,8 @@ the end, logs its test metrics and the selected epoch to every logger and closes
 dev metrics in the run's summary, the prediction file as an artifact, then ``finish()``, so the next fold starts a
 new run; ``common.wandb_runs``). A runner that predicts with the chosen weights of the fold
 (``load_chosen_weights``) may ask for the mean of the last epochs' weights instead of the best dev epoch's
-(``average_last``, ``common.weight_averaging``).
+(``average_last``, ``common.weight_averaging``), and may stop once its dev metric stops improving
+(``early_stopping``, ``common.early_stopping``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from lightning.pytorch.loggers import WandbLogger
 from omegaconf import DictConfig, OmegaConf
 
 from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
+from common.early_stopping import DevEarlyStopping
 from common.experiments import fold_config, instantiate_all
 from common.faults import kill_point
 from common.weight_averaging import LastEpochsAverage
@@ -31,7 +33,14 @@ from common.weight_averaging import LastEpochsAverage
 class FoldTrainer:
     """Drives the training of fold ``index`` of an experiment into ``fold_dir``."""
 
-    def __init__(self, cfg: DictConfig, index: int, fold_dir: Path, average_last: int = 0):
+    def __init__(
+        self,
+        cfg: DictConfig,
+        index: int,
+        fold_dir: Path,
+        average_last: int = 0,
+        early_stopping: DevEarlyStopping | None = None,
+    ):
         self.index, self.fold_dir = index, Path(fold_dir)
         self.fold_dir.mkdir(parents=True, exist_ok=True)
         pl.seed_everything(cfg.seed + index, workers=True, verbose=False)
@@ -41,14 +50,15 @@ class FoldTrainer:
             logger.log_hyperparams(OmegaConf.to_container(self.cfg, resolve=True))
         self.checkpoint = FoldCheckpoint(self.fold_dir / CHECKPOINT_DIR, cfg.checkpoint.monitor, cfg.checkpoint.mode)
         self.average = LastEpochsAverage(average_last) if average_last else None
+        self.early_stopping = early_stopping
         self.trainer: pl.Trainer | None = None
 
     def fit(
         self, module: pl.LightningModule, trainer_overrides: dict[str, Any] | None = None, **fit_inputs: Any
     ) -> pl.Trainer:
         """``Trainer.fit`` from the fold's ``trainer`` config, resumed from ``last.ckpt`` when there is one."""
-        averaging = [self.average] if self.average is not None else []
-        callbacks = [*instantiate_all(self.cfg.get("callbacks")), *averaging, self.checkpoint]
+        optional = [c for c in (self.average, self.early_stopping) if c is not None]
+        callbacks = [*instantiate_all(self.cfg.get("callbacks")), *optional, self.checkpoint]
         settings = {}
         if "enable_progress_bar" not in self.cfg.trainer:
             # no bar among the callbacks (callbacks=none) means none: Lightning would add its own, on stdout
@@ -111,6 +121,17 @@ class FoldTrainer:
                 finish({**self.checkpoint.best_metrics, **selection}, prediction_file)
             elif isinstance(logger, WandbLogger):  # Lightning's own, named in an older config: still one run per fold
                 logger.experiment.finish()
+
+    def length(self) -> dict[str, Any]:
+        """How long the fold trained when it may stop early (``early_stopping`` of its metrics.json), else empty:
+        the patience, the epochs trained and whether it stopped before ``trainer.max_epochs``."""
+        if self.early_stopping is None or self.trainer is None:
+            return {}
+        return {
+            "patience": self.early_stopping.patience,
+            "epochs_trained": int(self.trainer.current_epoch),
+            "stopped_early": self.early_stopping.stopped,
+        }
 
     def selection(self) -> dict[str, float]:
         """Which epoch's weights the fold kept and its dev score (empty when nothing was monitored)."""

@@ -1,7 +1,7 @@
 """Module paths of earlier releases and where the code lives now, for files those releases saved.
 
-Results folders (``experiment.json``, ``config.yaml``) and LoRA bundles written before the restructuring of
-issue 22 name Hydra ``_target_`` objects under the old flat modules (``faina.experiment.run``). A rerun that
+Results folders (``experiment.json``, ``config.yaml``) and LoRA bundles written before the packages were split
+into rooms name Hydra ``_target_`` objects under the old flat modules (``faina.experiment.run``). A rerun that
 finishes such an experiment, or a loader of such a bundle, translates the names through this table before
 comparing or using them. It is a table of strings, nothing is imported from it.
 """

@@ -1,4 +1,4 @@
-"""The mean of a fold's weights over its last N epochs: an ensemble of one run, at no extra training (issue 21).
+"""The mean of a fold's weights over its last N epochs: an ensemble of one run, at no extra training.
 
 Why: a seed ensemble of K models costs K trainings and K forward passes per prediction. Averaging the weights a
 single run passes through at the end of its last epochs (stochastic weight averaging over epoch ends, on the

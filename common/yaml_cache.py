@@ -1,8 +1,8 @@
 """Parsed small YAML files kept as JSON, so a scoring command need not import PyYAML on every run.
 
-Why: ``python -m faina.evaluate`` on a small file should cost about what the official scorer costs (issue 22's
-goal: at most 2x its CPU time). On a 300-post TSV the scoring itself takes a few milliseconds; importing PyYAML
-to read the label inventory took ~25 ms of the difference. A JSON file holding the YAML text *and* its parsed
+Why: ``python -m faina.evaluate`` on a small file should cost about what the official scorer costs (at most twice
+its CPU time: docs/speed-and-scale.md). On a small file the scoring itself takes milliseconds, and importing PyYAML
+to read the label inventory was a large part of the difference. A JSON file holding the YAML text *and* its parsed
 value is read with the ``json`` module every command imports anyway.
 
 The cache is a convenience that can never change a result:

@@ -68,7 +68,7 @@ class DecisionSettings(Strict):
 
     tuned: bool = False
     fixed: Bias = 0.0
-    scope: Literal["own", "shared", "shrunk"] = "own"
+    scope: Literal[SCOPES] = "own"  # the one list of scopes (a tuple subscript is the same Literal)
     shrinkage: Annotated[float, Field(ge=0, le=10**6)] = 20.0
     confirm: bool = False
     min_evidence: Count = 3
@@ -239,8 +239,7 @@ def views_per_model_view(gold_views: int, model_views: int) -> int:
     The evidence settings of a rule (``min_spans`` / ``min_positives``, ``shrinkage``) are counted *per view*, so
     ``fit_o_bias`` / ``fit_thresholds`` multiply them by this (their ``views_per_item``): pooled over three views,
     one rater's 10 dev spans of a label count 30, and a per-decoder bias fitted on them overfits as one fitted on
-    10 would (toxic-spans, ``union``, seeds 1-3: with 30 pooled spans the per-decoder rule lost 5-16 strict F1
-    points on every seed; with 30 per view it ties, docs/benchmark-quality.md)."""
+    10 would (what pooled and per-view counting gave on a real corpus: docs/benchmark-quality.md)."""
     return max(1, gold_views // model_views)
 
 

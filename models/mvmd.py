@@ -8,12 +8,9 @@ Why the decoders get their own, higher learning rate (``head_lr``): with one lr 
 the 40 decoders first learn each label's prior, and for labels that cover a few per mille of the words
 the prior is "always O". Adam moves each weight by about lr per step, so a freshly initialised linear
 decoder needs many steps at 1e-4 to lift B/I scores above that prior; a small encoder or a short run
-(few posts, few epochs) never gets there and every decoder ends predicting only O (docs/faina-metrics.md).
-On the synthetic sample (240 train / 60 dev posts, span-f, MiniLM, 8 epochs, slanted triangular) a shared
-1e-4 gave 0 predicted dev spans from epoch 2 on, head_lr=1e-3 from epoch 1 on (loss stuck at ~127),
-while head_lr=1e-2 kept predicting spans (dev strict F1 0.13 after 2 epochs, loss 82): hence 1e-2.
-The encoder keeps the paper's 1e-4, so the pretrained weights move no more than in the paper; only the
-small decoders (47k parameters for span-f on a 384-wide encoder) learn faster.
+(few posts, few epochs) never gets there and every decoder ends predicting only O. Hence a higher ``head_lr``
+for the small decoders only, while the encoder keeps the paper's 1e-4, so the pretrained weights move no more
+than in the paper (what each rate gave: docs/faina-metrics.md).
 ``o_bias`` (a number, default 0) is an *initial* emission bias: it starts decoders biased towards O; it does not
 prevent the collapse (it starts there) but suppresses the flood of random spans of the first epoch, and training
 moves it like any weight. The *decision* rule is ``decision`` (``models.decision_rules.SpanDecisionSettings``):

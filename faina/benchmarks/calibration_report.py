@@ -1,4 +1,4 @@
-"""The calibration report: one row per (task, recipe, calibration) over seeds, judged against the prior and against
+"""The calibration report: one row per (task, recipe, training length, calibration) over seeds, judged against the prior and against
 the same models uncalibrated.
 
 A row's figures are mean ± std over seeds of the test probability scores (``calibration_scores``): cross-entropy,
@@ -7,7 +7,7 @@ posts. ``below prior`` counts the (label, seed) pairs whose cross-entropy is bel
 them. A calibration's ``paired Δ`` is its cross-entropy minus the uncalibrated model's, seed by seed (the same
 trained model); its verdict follows the benchmark's rule (``quality_report``): a ``gain`` or ``loss`` only when the
 difference of the means exceeds the larger of the two rows' seed std, else ``within spread``. Written as
-``calibration-report.json`` / ``.md`` (docs/soft-labels.md has the measured table).
+``calibration-report-<tasks>-<lengths>.json`` / ``.md`` (docs/soft-labels.md has the measured table).
 """
 
 from __future__ import annotations
@@ -25,15 +25,17 @@ def _mean_std(values: Sequence[float]) -> tuple[float, float]:
 
 
 def calibration_rows(runs: Sequence[dict]) -> list[dict]:
-    """One row per (task, recipe, calibration) of the runs' ``benchmark-calibration.json`` contents."""
+    """One row per (task, recipe, length, calibration) of the runs' ``benchmark-calibration.json`` contents (with
+    the run's training length, ``length``, as the benchmark adds it: runs of other lengths are other models)."""
     groups: dict[tuple, list[dict]] = {}
     for run in runs:
         for name, entry in run["scores"].items():
-            groups.setdefault((run["task"], run["recipe"], name), []).append({**entry, "_seed": run["seed"]})
+            key = (run["task"], run["recipe"], run.get("length", ""), name)
+            groups.setdefault(key, []).append({**entry, "_seed": run["seed"]})
     rows = []
-    for (task, recipe, name), entries in groups.items():
+    for (task, recipe, length, name), entries in groups.items():
         labels = list(entries[0]["per_label"])
-        row: dict = {"task": task, "recipe": recipe, "calibration": name, "seeds": len(entries)}
+        row: dict = {"task": task, "recipe": recipe, "length": length, "calibration": name, "seeds": len(entries)}
         for who in ("model", "prior", "oracle"):
             row[who] = {m: _mean_std([e[who][m] for e in entries]) for m in MEASURES}
         row["per_label"] = {
@@ -57,9 +59,9 @@ def calibration_rows(runs: Sequence[dict]) -> list[dict]:
 def mark_against_uncalibrated(rows: list[dict]) -> list[dict]:
     """Each calibrated row's paired differences to the uncalibrated row of its task and recipe (same seeds, same
     trained models) and its verdict on cross-entropy; ``ECE lower`` counts the seeds whose ECE went down."""
-    base = {(r["task"], r["recipe"]): r for r in rows if r["calibration"] == "uncalibrated"}
+    base = {(r["task"], r["recipe"], r["length"]): r for r in rows if r["calibration"] == "uncalibrated"}
     for row in rows:
-        reference = base.get((row["task"], row["recipe"]))
+        reference = base.get((row["task"], row["recipe"], row["length"]))
         if reference is None or row is reference:
             continue
         before = {e["_seed"]: e["model"] for e in reference["_entries"]}
@@ -86,12 +88,12 @@ def calibration_markdown(rows: Sequence[dict], machine: str) -> str:
     lines = [
         "Test probabilities against the annotators' shares (lower is better; mean ± std over seeds). " + machine,
         "",
-        "| task | recipe | calibration | seeds | CE | Manhattan | ECE | prior CE | oracle CE | below prior "
+        "| task | recipe | length | calibration | seeds | CE | Manhattan | ECE | prior CE | oracle CE | below prior "
         "| paired Δ CE | CE wins | ECE lower | verdict |",
-        "|" + "---|" * 14,
+        "|" + "---|" * 15,
     ]
     for row in rows:
-        cells = [row["task"], row["recipe"], row["calibration"], str(row["seeds"])]
+        cells = [row["task"], row["recipe"], row["length"], row["calibration"], str(row["seeds"])]
         cells += [_cell(row["model"][m]) for m in MEASURES]
         cells += [f"{row['prior']['cross_entropy'][0]:.4f}", f"{row['oracle']['cross_entropy'][0]:.4f}"]
         cells.append(row["below prior"])
@@ -103,18 +105,18 @@ def calibration_markdown(rows: Sequence[dict], machine: str) -> str:
         chosen = [row for row in rows if row["task"] == task]
         labels = list(chosen[0]["per_label"])
         lines += ["", f"{task}, per label: cross-entropy / ECE (prior and oracle: the same test posts)", ""]
-        lines.append("| recipe | calibration | " + " | ".join(labels) + " |")
-        lines.append("|---|---|" + "---|" * len(labels))
+        lines.append("| recipe | length | calibration | " + " | ".join(labels) + " |")
+        lines.append("|---|---|---|" + "---|" * len(labels))
         for row in chosen:
             cells = [
                 f"{_cell(row['per_label'][label]['model']['cross_entropy'], 3)} / "
                 f"{row['per_label'][label]['model']['ece'][0]:.3f}"
                 for label in labels
             ]
-            lines.append(f"| {row['recipe']} | {row['calibration']} | " + " | ".join(cells) + " |")
+            lines.append(f"| {row['recipe']} | {row['length']} | {row['calibration']} | " + " | ".join(cells) + " |")
         for who in ("prior", "oracle"):
             cells = [f"{chosen[0]['per_label'][label][who]['cross_entropy'][0]:.3f}" for label in labels]
-            lines.append(f"| {who} | | " + " | ".join(cells) + " |")
+            lines.append(f"| {who} | | | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

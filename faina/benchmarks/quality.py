@@ -3,7 +3,7 @@
 An option that beats the paper's recipe on the synthetic sample may lose on real data; this measures every option
 the docs may recommend on a Faina-format corpus (by default the toxic-spans development corpus) before they
 recommend it (docs/benchmark-quality.md has the measurements). ``run_benchmark`` trains the grid (tasks × recipes ×
-seeds, ``quality_runs``), scores each model under every decision rule and each ensemble of the first K seed models
+lengths × seeds, ``quality_runs``), scores each model under every decision rule and each ensemble of the first K seed models
 (``quality_scores``), and its probabilities under every calibration (``calibration_scores``), and writes the reports
 (``quality_report``, ``calibration_report``); ``scripts/benchmark_quality.py`` is its command.
 """
@@ -18,7 +18,17 @@ from pathlib import Path
 from faina.benchmarks.calibration_report import calibration_markdown, calibration_rows, saved_rows
 from faina.benchmarks.calibration_scores import evaluate_calibration
 from faina.benchmarks.quality_report import machine_line, markdown, plot, summarise
-from faina.benchmarks.quality_runs import overrides_tag, prepare_corpus, run_name, train
+from faina.benchmarks.quality_runs import (
+    QUICK_EPOCHS,
+    Length,
+    default_length,
+    epochs_trained,
+    lengths_of,
+    overrides_tag,
+    prepare_corpus,
+    run_name,
+    train,
+)
 from faina.benchmarks.quality_scores import evaluate_ensemble, evaluate_run
 
 
@@ -32,40 +42,51 @@ def run_benchmark(
     tasks: Sequence[str],
     recipes: Sequence[str],
     seeds: Sequence[int],
-    epochs: int,
+    epochs: Sequence[int] | None = None,
     ensembles: Sequence[int] = (),
     overrides: Sequence[str] = (),
     report_only: bool = False,
     quick: bool = False,
     log: Callable[[str], None] = log_to_stderr,
+    patiences: Sequence[int] = (0,),
 ) -> dict:
     """Train what is missing (nothing with ``report_only``), score it, and write ``report.json``, ``report.md`` and
-    ``report.png`` under ``out``; returns the report. ``quick``: the tests' tiny corpus (``QUICK_POSTS``)."""
+    ``report.png`` under ``out``; returns the report. ``epochs``: the epoch counts trained (``None``: each task's
+    own), each with every early-stopping patience of ``patiences`` (0: none). ``quick``: the tests' tiny corpus
+    (``QUICK_POSTS``)."""
     out = out.resolve()
     files = prepare_corpus(corpus.resolve(), out, quick)
     runs_dir = out / "runs"
     runs, scored_ensembles, calibrations = [], [], []
+    lengths = {task: lengths_of(task, epochs, patiences) for task in tasks}
     for task in tasks:
         for recipe in recipes:
-            finished = []
-            for seed in seeds:
-                folder = runs_dir / run_name(task, recipe, epochs, seed, overrides)
-                if report_only and not (folder / "results.json").is_file():
-                    continue
-                folder = train(task, recipe, epochs, seed, files, runs_dir, overrides, log)
-                runs.append(evaluate_run(task, recipe, seed, folder, files, log))
-                calibrations.append(evaluate_calibration(task, recipe, seed, folder, files, log))
-                finished.append(seed)
-            for size in ensembles:
-                if 1 < size <= len(finished):
-                    scored_ensembles.append(
-                        evaluate_ensemble(task, recipe, epochs, finished[:size], runs_dir, files, log, overrides)
-                    )
-    rows = summarise(runs, scored_ensembles)
+            for length in lengths[task]:
+                finished = []
+                for seed in seeds:
+                    folder = runs_dir / run_name(task, recipe, length, seed, overrides)
+                    if report_only and not (folder / "results.json").is_file():
+                        continue
+                    folder = train(task, recipe, length, seed, files, runs_dir, overrides, log)
+                    scores = evaluate_run(task, recipe, seed, folder, files, log)
+                    runs.append({**scores, "length": length, "epochs_trained": epochs_trained(folder, length)})
+                    calibration = evaluate_calibration(task, recipe, seed, folder, files, log)
+                    calibrations.append({**calibration, "length": length.label})
+                    finished.append(seed)
+                for size in ensembles:
+                    if 1 < size <= len(finished):
+                        result = evaluate_ensemble(
+                            task, recipe, length, finished[:size], runs_dir, files, log, overrides
+                        )
+                        scored_ensembles.append({**result, "length": length})
+    # the length each row is also compared at: what train.py task=<task> trains (quick: the tiny grid's one epoch)
+    defaults = {task: Length(QUICK_EPOCHS) if quick else default_length(task) for task in tasks}
+    rows = summarise(runs, scored_ensembles, defaults)
     machine = machine_line()
     report = {
         "corpus": str(corpus),
-        "epochs": epochs,
+        "lengths": {task: [length.label for length in lengths[task]] for task in tasks},
+        "default lengths": {task: length.label for task, length in defaults.items()},
         "seeds": list(seeds),
         "overrides": list(overrides),
         "machine": machine,
@@ -73,17 +94,19 @@ def run_benchmark(
         "rows": rows,
     }
     (out / "report.json").write_text(json.dumps(report, indent=2))
-    (out / "report.md").write_text(markdown(rows, machine, overrides))
+    (out / "report.md").write_text(markdown(rows, machine, overrides, defaults))
     if rows:
         plot(rows, out / "report.png")
     if calibrations:
-        write_calibration_report(calibrations, out, calibration_report_name(tasks, epochs, overrides), machine)
+        name = calibration_report_name(tasks, [length for task in tasks for length in lengths[task]], overrides)
+        write_calibration_report(calibrations, out, name, machine)
     return report
 
 
-def calibration_report_name(tasks: Sequence[str], epochs: int, overrides: Sequence[str] = ()) -> str:
+def calibration_report_name(tasks: Sequence[str], lengths: Sequence[Length], overrides: Sequence[str] = ()) -> str:
     """``calibration-report-post-f-e10``: one file per grid, so grids of other lengths sharing ``--out`` keep theirs."""
-    return f"calibration-report-{'-'.join(tasks)}-e{epochs}{overrides_tag(overrides)}"
+    tags = "-".join(dict.fromkeys(length.tag for length in lengths))
+    return f"calibration-report-{'-'.join(tasks)}-{tags}{overrides_tag(overrides)}"
 
 
 def write_calibration_report(calibrations: list[dict], out: Path, name: str, machine: str) -> Path:

@@ -1,8 +1,11 @@
-"""The quality benchmark's trained runs: the corpus it trains on, the recipes, and one ``train.py`` run per seed.
+"""The quality benchmark's trained runs: the corpus it trains on, the recipes, the training lengths, and one
+``train.py`` run per seed.
 
 Every run trains through ``train.py ... data=custom cv=official`` of this checkout exactly as a user would, on the
 corpus's ``train-dev`` file (the dev split drawn from the seed), and predicts its ``test`` file. A finished run
-(its ``results.json``) is reused, so a grid can be stopped and restarted (docs/benchmark-quality.md).
+(its ``results.json``) is reused, so a grid can be stopped and restarted (docs/benchmark-quality.md). How long a run
+trains is a measured option of its own (``Length``): by default the task's own ``trainer.max_epochs`` (what
+``train.py task=...`` trains), or any other epoch count, each with or without early stopping.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from common.errors import UserError
@@ -35,7 +39,68 @@ RECIPES = {
     "majority-avg3": ["data.targets=majority", "checkpoint.average_last=3"],
 }
 TIME_FILE = "benchmark-train.json"
+
+
+@dataclass(frozen=True)
+class Length:
+    """How long a run trains: ``epochs`` (``trainer.max_epochs``), stopped earlier when its dev F1 has not improved
+    for ``patience`` epochs (``early_stopping.patience``; ``None``: every epoch trained)."""
+
+    epochs: int
+    patience: int | None = None
+
+    @property
+    def tag(self) -> str:
+        """In run names: ``e20``, ``e20p5`` (a fixed length keeps the names runs had before lengths were options)."""
+        return f"e{self.epochs}" + (f"p{self.patience}" if self.patience else "")
+
+    @property
+    def label(self) -> str:
+        """In the report: ``20 epochs``, ``≤ 20 epochs, patience 5``."""
+        epochs = f"{self.epochs} epoch{'s' * (self.epochs != 1)}"
+        return f"≤ {epochs}, patience {self.patience}" if self.patience else epochs
+
+    def overrides(self) -> list[str]:
+        return [
+            f"trainer.max_epochs={self.epochs}",
+            *([f"early_stopping.patience={self.patience}"] * bool(self.patience)),
+        ]
+
+
+def default_epochs(task: str) -> int:
+    """The task's own ``trainer.max_epochs`` (``conf/task/<task>.yaml``): the length ``train.py task=<task>`` trains."""
+    from omegaconf import OmegaConf
+
+    return int(OmegaConf.load(REPO / "conf" / "task" / f"{task}.yaml").trainer.max_epochs)
+
+
+def default_length(task: str) -> Length:
+    return Length(default_epochs(task))
+
+
+def lengths_of(task: str, epochs: Sequence[int] | None, patiences: Sequence[int]) -> list[Length]:
+    """Every (epochs, patience) pair asked for: ``epochs`` ``None`` is the task's own; a patience of 0 is none."""
+    counts = list(epochs) if epochs else [default_epochs(task)]
+    if any(count < 1 for count in counts) or any(patience < 0 for patience in patiences):
+        raise UserError(
+            f"a training length needs epochs ≥ 1 and a patience ≥ 0 (0: none), not {counts} / {list(patiences)}",
+            fix="pass e.g. --epochs 20 --patience 0 5",
+        )
+    return [Length(count, patience or None) for count in counts for patience in patiences]
+
+
+def epochs_trained(folder: Path, length: Length) -> int | None:
+    """How many epochs the run's model trained: its fold's record when it could stop early, else the length's."""
+    if not length.patience:
+        return length.epochs
+    metrics = folder / "fold0" / "metrics.json"
+    if not metrics.is_file():
+        return None
+    return json.loads(metrics.read_text()).get("early_stopping", {}).get("epochs_trained")
+
+
 QUICK_POSTS = {"train-dev": 48, "test": 24}  # --quick: the tests' tiny grid, never for a table
+QUICK_EPOCHS = 1
 
 
 def prepare_corpus(corpus_dir: Path, out: Path, quick: bool) -> dict[str, Path]:
@@ -73,10 +138,11 @@ def prepare_corpus(corpus_dir: Path, out: Path, quick: bool) -> dict[str, Path]:
     return files
 
 
-def run_name(task: str, recipe: str, epochs: int, seed: int, overrides: Sequence[str] = ()) -> str:
-    """``span-f-views-e6-s1``; with overrides, a digest of them before the seed (``…-e6-o3f2a9c1d-s1``), so a grid
-    over another setting never reuses this one's runs (the overrides are in the report and each run's config)."""
-    return f"{task}-{recipe}-e{epochs}{overrides_tag(overrides)}-s{seed}"
+def run_name(task: str, recipe: str, length: Length, seed: int, overrides: Sequence[str] = ()) -> str:
+    """``span-f-views-e20-s1`` (``e20p5-``: with early stopping); with overrides, a digest of them before the seed
+    (``…-e20-o3f2a9c1d-s1``), so a grid over another setting never reuses this one's runs (the overrides are in the
+    report and each run's config)."""
+    return f"{task}-{recipe}-{length.tag}{overrides_tag(overrides)}-s{seed}"
 
 
 def overrides_tag(overrides: Sequence[str]) -> str:
@@ -85,7 +151,7 @@ def overrides_tag(overrides: Sequence[str]) -> str:
     return "-o" + hashlib.sha1("\n".join(overrides).encode()).hexdigest()[:8]
 
 
-def train_command(task, recipe, epochs, seed, files, runs: Path, overrides: Sequence[str]) -> list[str]:
+def train_command(task, recipe, length: Length, seed, files, runs: Path, overrides: Sequence[str]) -> list[str]:
     ext = TASKS[task][2]
     return [
         sys.executable,
@@ -97,9 +163,9 @@ def train_command(task, recipe, epochs, seed, files, runs: Path, overrides: Sequ
         f"data.labels={files['labels']}",
         "cv=official",
         f"seed={seed}",
-        f"trainer.max_epochs={epochs}",
+        *length.overrides(),
         f"paths.results_dir={runs}",
-        f"name={run_name(task, recipe, epochs, seed, overrides)}",
+        f"name={run_name(task, recipe, length, seed, overrides)}",
         "logger=csv",
         *RECIPES[recipe],
         *overrides,
@@ -116,13 +182,13 @@ def check_checkout() -> None:
         )
 
 
-def train(task, recipe, epochs, seed, files, runs: Path, overrides, log: Callable[[str], None]) -> Path:
+def train(task, recipe, length: Length, seed, files, runs: Path, overrides, log: Callable[[str], None]) -> Path:
     """The run's folder, trained now unless a finished one is there (``results.json``)."""
-    folder = runs / run_name(task, recipe, epochs, seed, overrides)
+    folder = runs / run_name(task, recipe, length, seed, overrides)
     if (folder / "results.json").is_file():
         return folder
     check_checkout()
-    command = train_command(task, recipe, epochs, seed, files, runs, overrides)
+    command = train_command(task, recipe, length, seed, files, runs, overrides)
     log(f"training {folder.name}")
     started = time.perf_counter()
     folder.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,15 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from faina.benchmarks.quality_runs import TASKS, dev_corpus_of, overrides_tag, recipe_targets, run_name, train_seconds
+from faina.benchmarks.quality_runs import (
+    TASKS,
+    Length,
+    dev_corpus_of,
+    overrides_tag,
+    recipe_targets,
+    run_name,
+    train_seconds,
+)
 from models.decision_rules import DecisionSettings, PostDecisionSettings, SpanDecisionSettings
 
 BASELINE = {"span": "crf", "post": "tau0.7"}
@@ -160,23 +168,23 @@ def member_decisions(task, recipe, seeds, members, files) -> dict[str, tuple]:
     }
 
 
-def ensemble_name(task: str, recipe: str, epochs: int, seeds: Sequence[int], overrides: Sequence[str] = ()) -> str:
-    return f"{task}-{recipe}-e{epochs}{overrides_tag(overrides)}-ensemble{len(seeds)}-s{'-'.join(map(str, seeds))}"
+def ensemble_name(task: str, recipe: str, length: Length, seeds: Sequence[int], overrides: Sequence[str] = ()) -> str:
+    return f"{task}-{recipe}-{length.tag}{overrides_tag(overrides)}-ensemble{len(seeds)}-s{'-'.join(map(str, seeds))}"
 
 
-def evaluate_ensemble(task, recipe, epochs, seeds, runs: Path, files, log, overrides: Sequence[str] = ()) -> dict:
+def evaluate_ensemble(task, recipe, length, seeds, runs: Path, files, log, overrides: Sequence[str] = ()) -> dict:
     """The first K seed models of a recipe as one ensemble, under the fixed rule and every tuned rule, each member's
     fitted on its own dev split (``member_decisions``)."""
     from faina.serving.fold_model import load_exported
     from models.ensemble import ensemble
 
-    name = ensemble_name(task, recipe, epochs, seeds, overrides)
+    name = ensemble_name(task, recipe, length, seeds, overrides)
     cached = runs / name / SCORES_FILE
     saved = cached_scores(cached, recipe)
     if saved is not None and saved.get("member_rules", False):  # older files of soft recipes had no member rules
         return saved
     log(f"scoring {name}")
-    members = [load_exported(runs / run_name(task, recipe, epochs, s, overrides) / "fold0") for s in seeds]
+    members = [load_exported(runs / run_name(task, recipe, length, s, overrides) / "fold0") for s in seeds]
     model, meta = ensemble([m for m, _ in members]), members[0][1]
     _, data = dev_corpus_of(task, files, recipe, seeds[0])
     decisions = member_decisions(task, recipe, seeds, members, files)

@@ -61,7 +61,7 @@ def _encode_row(
 
 
 def tokenizer_fingerprint(tokenizer) -> str:
-    """A hash of what the tokenizer does: a fast tokenizer's serialised pipeline (20 ms) instead of pickling it."""
+    """A hash of what the tokenizer does: a fast tokenizer's serialised pipeline (quick to hash) instead of pickling it."""
     from datasets.fingerprint import Hasher
 
     backend = getattr(tokenizer, "backend_tokenizer", None)

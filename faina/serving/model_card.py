@@ -141,7 +141,7 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
         f"- optimiser: {str(optimizer.get('_target_', '?')).rsplit('.', 1)[-1]} lr {optimizer.get('lr', '?')}, "
         f"betas {optimizer.get('betas', '?')}, weight decay {optimizer.get('weight_decay', '?')}; schedule "
         f"{str(scheduler.get('_target_', 'none')).rsplit('.', 1)[-1]}",
-        f"- epochs: {trainer.get('max_epochs', '?')}, batch size {cfg.get('loader', {}).get('batch_size', '?')}, "
+        f"- epochs: {_length(trainer, cfg, fold)}, batch size {cfg.get('loader', {}).get('batch_size', '?')}, "
         f"seed {cfg.get('seed', '?')}, precision {trainer.get('precision', '?')}",
         f"- cross-validation: {cv.get('name', '?')}"
         + (f", {cv.get('num_folds')} folds" if cv.get("num_folds") else "")
@@ -226,3 +226,19 @@ def _views_line(num_views: int, views, targets: str) -> str:
         "majority": "the majority of the annotator views",
     }.get(targets, f"data.targets={targets}")
     return f"one prediction, trained on {how} (`data.targets={targets}`)"
+
+
+def _length(trainer: dict, cfg: dict, fold: dict) -> str:
+    """How long the model trained: ``trainer.max_epochs`` and/or a budget of optimiser steps, and with early
+    stopping at most that (and how many epochs it trained, from the fold's ``early_stopping`` record)."""
+    epochs, steps = trainer.get("max_epochs", "?"), trainer.get("max_steps", -1)
+    budget = isinstance(steps, int) and not isinstance(steps, bool) and steps > 0
+    if budget and epochs in (None, -1):
+        text = f"{steps} optimiser steps"
+    else:
+        text = f"{epochs}" + (f" (and at most {steps} optimiser steps)" if budget else "")
+    patience = (cfg.get("early_stopping") or {}).get("patience")
+    if patience:
+        trained = (fold.get("early_stopping") or {}).get("epochs_trained", "?")
+        text = f"at most {text}, early stopping after {patience} without a better dev F1 (this model: {trained})"
+    return text

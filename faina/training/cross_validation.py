@@ -23,6 +23,7 @@ import hydra
 import lightning.pytorch as pl
 from omegaconf import DictConfig, OmegaConf
 
+from common.early_stopping import early_stopping_callback
 from common.errors import UserError
 from common.experiments import exclusive_experiment, guard_same_experiment, run_folds
 from common.fold_training import FoldTrainer
@@ -79,7 +80,13 @@ def run_fold(
     predict_features: list[dict] | None,
 ) -> dict:
     level = LEVELS[data.level]
-    fold = FoldTrainer(cfg, split.fold, fold_dir, average_last=cfg.checkpoint.get("average_last", 0))
+    fold = FoldTrainer(
+        cfg,
+        split.fold,
+        fold_dir,
+        average_last=cfg.checkpoint.get("average_last", 0),
+        early_stopping=early_stopping_callback(cfg),
+    )
     fcfg = fold.cfg
     weights = fold_loss_weights(fcfg.model.module, data, split.train)
     if weights is not None:  # the numbers the fold trains with, so model.json saves them (not a scheme's name)
@@ -124,6 +131,8 @@ def run_fold(
         result["selected_on"].update(score=fold.best_score, epoch=fold.checkpoint.best_epoch)
     if fold.average is not None:  # best_dev_f1 stays the best epoch's score, not the mean's
         result["averaged_epochs"] = fold.average.count
+    if fold.length():
+        result["early_stopping"] = fold.length()
     if tuned:
         result["tuned_on_dev"] = tuned
     if calibrated:
@@ -233,11 +242,30 @@ def flat_test_metrics(result: dict) -> dict[str, float]:
     }
 
 
+def check_training_length(cfg: DictConfig) -> None:
+    """``checkpoint.average_last``, ``early_stopping`` and ``trainer.max_steps`` before anything is read: averaging
+    needs the last epochs known in advance, which a fold that may stop early, or stops at a step budget, does not
+    know."""
+    average_last = check_average_last(cfg.checkpoint.get("average_last", 0))
+    if early_stopping_callback(cfg) is not None and average_last:
+        raise UserError(
+            "checkpoint.average_last averages the last epochs of trainer.max_epochs, and early_stopping.patience may"
+            " stop the fold before them",
+            fix="choose one: early_stopping.patience=null, or checkpoint.average_last=0",
+        )
+    if (cfg.trainer.get("max_steps") or -1) > 0 and average_last:
+        raise UserError(
+            "checkpoint.average_last averages the last epochs of trainer.max_epochs, and trainer.max_steps may end"
+            " the fold before them",
+            fix="choose one: trainer.max_steps=-1, or checkpoint.average_last=0",
+        )
+
+
 def run(cfg: DictConfig) -> dict[str, float]:
     exp_dir = experiment_dir(cfg)
     official = cfg.cv.name == "official"
     check_model_config(cfg.model)  # before the data is read and the first fold trains
-    check_average_last(cfg.checkpoint.get("average_last", 0))
+    check_training_length(cfg)
     with exclusive_experiment(exp_dir):
         if cfg.data.get("loader") is not None:  # data=hf: a datasets dataset instead of Faina files
             loader = OmegaConf.to_container(cfg.data.loader, resolve=True)  # called directly: UserErrors stay clear

@@ -160,6 +160,12 @@ def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) ->
             " its final adapter",
             fix="drop checkpoint.average_last from the command line",
         )
+    if (cfg.get("early_stopping") or {}).get("patience") is not None:
+        raise UserError(
+            "early_stopping.patience stops on a dev metric, and a LoRA run has no dev split: it trains"
+            " task.lora.max_epochs (or max_steps)",
+            fix="drop early_stopping.patience from the command line",
+        )
     fold = FoldTrainer(cfg, plan.index, fold_dir)
 
     model, tokenizer, quantized = load_base_model(llm)

@@ -23,8 +23,7 @@ from typing import Any
 
 from common.progress import progress
 
-# Default prompts per batch, measured with SmolLM2-135M on Missci dev prompts on a 2-core CPU
-# (scripts/benchmark_generation.py; docs/speed-and-scale.md, "Generation speed").
+# Default prompts per batch (why these: scripts/benchmark_generation.py, docs/speed-and-scale.md "Generation speed")
 DEFAULT_BATCH_SIZE = 16
 # ranked LoRA candidates: each prompt decodes num_candidates beams, so fewer prompts per batch
 DEFAULT_CANDIDATE_BATCH_SIZE = 8

@@ -6,6 +6,8 @@ import logging
 import subprocess
 import sys
 
+import pytest
+
 from common.logs import show_progress, verbosity_from_argv
 from tests_paths import REPO
 
@@ -33,6 +35,7 @@ def test_progress_goes_to_the_current_stderr_at_the_chosen_level(capsys):
         show_progress(0)
 
 
+@pytest.mark.slow  # train.py processes
 def test_train_py_takes_the_switches_before_hydra_parses_its_overrides():
     # (that INFO progress shows by default is checked by the fault tests, which read "resuming from" on stderr)
     for switch in ("-q", "-v"):

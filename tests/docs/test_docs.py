@@ -179,3 +179,18 @@ def test_a_broken_link_and_a_missing_anchor_are_reported(tmp_path):
     assert "does not exist" in reasons["nowhere.md"]
     assert "no heading" in reasons["#no-such"]
     assert "ignored.md" not in reasons
+
+
+def test_the_stats_example_of_label_variation_is_what_faina_stats_prints_on_the_sample(capsys, monkeypatch):
+    """Every line of the example block (but the abridged ``...`` and γ, which needs the slow alignment) is a line
+    ``python -m faina.stats faina/sample_data/sample.conll`` prints today."""
+    from faina.stats import main as stats_main
+
+    page = (DOCS / "label-variation.md").read_text(encoding="utf-8")
+    block = page.split("On the synthetic sample it printed (abridged):", 1)[1].split("```")[1]
+    shown = [line.rstrip() for line in block.splitlines() if line.strip() and line.strip() != "..."]
+    monkeypatch.chdir(REPO)  # the example names the file as typed from the checkout
+    stats_main(["faina/sample_data/sample.conll", "--no-gamma"])
+    printed = {line.rstrip() for line in capsys.readouterr().out.splitlines()}
+    checked = [line for line in shown if not line.startswith(("gamma ", "(ll row"))]
+    assert len(checked) > 20 and [line for line in checked if line not in printed] == []

@@ -217,7 +217,7 @@ def test_fold_dirs_gives_exactly_the_recorded_folds_or_one_user_error(drawn):
 @fuzz_settings(300)
 @given(results_folders())
 @example(({"cv": {"num_folds": 2}}, {0: True, 1: True}, 2))  # an ensemble of two real (untrained) fold models
-@example(([{"cv": {"num_folds": 2}}], {0: True, 1: True}, None))  # issue 20's AttributeError / IndexError cases
+@example(([{"cv": {"num_folds": 2}}], {0: True, 1: True}, None))  # the AttributeError / IndexError cases once found
 @example(({"cv": [2]}, {0: True, 1: True}, None))
 @example(({"cv": {"num_folds": -1}}, {0: True, 1: True}, None))
 def test_load_predictor_ensembles_exactly_the_recorded_folds_or_says_why_not(drawn):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 
 def issue_payload(victim: Path) -> dict:
-    """The exact ``model.module.optimizer`` of issue 20."""
+    """The exact ``model.module.optimizer`` of the reported attack: a fold's optimizer turned into a file removal."""
     return {"_target_": "pathlib.Path.unlink", "_args_": [{"_target_": "pathlib.Path", "_args_": [str(victim)]}]}
 
 

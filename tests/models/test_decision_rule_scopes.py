@@ -1,4 +1,4 @@
-"""Decision-rule scopes, shrinkage, floor and held-out confirmation (``models/decision_rules.py``, issue 21).
+"""Decision-rule scopes, shrinkage, floor and held-out confirmation (``models/decision_rules.py``).
 
 The task-metric helpers are checked against the project's one scorer implementation (``metrics/``), so a rule
 tuned on them optimises exactly the figure ``faina.evaluate`` reports.

@@ -65,6 +65,7 @@ def test_the_same_command_writes_the_same_files(replicas, tmp_path):
             assert (folder / file).read_bytes() == (replicas[name] / file).read_bytes(), f"{name}/{file} differs"
 
 
+@pytest.mark.slow  # the replicas command in fresh processes
 def test_command_line_help_and_only(tmp_path):
     shown = run_cli("-m", "models.replicas", "--help")
     assert_ran(shown)

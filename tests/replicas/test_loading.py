@@ -74,16 +74,19 @@ def test_umberto_tokenizer_matches_sentencepiece_and_camembert_ids(replicas):
 
 def test_plain_transformers_reads_umberto_bpe_model_the_same_way_or_not_at_all(replicas):
     """transformers 5.x's CamembertTokenizer fails on a BPE SentencePiece model (why models/encoder_tokenizer.py
-    builds UmBERTo's tokenizer itself); once a release reads it, both must give the same ids."""
+    builds UmBERTo's tokenizer itself): that exact failure, and no other; once a release reads the model, both
+    tokenizers must give the same ids."""
     from transformers import AutoTokenizer
 
     from models.encoder_tokenizer import load_encoder_tokenizer
 
+    ours = load_encoder_tokenizer(str(replicas["umberto"]))
     try:
         plain = AutoTokenizer.from_pretrained(replicas["umberto"])
-    except TypeError:
+    except TypeError as err:  # the Unigram-only reader meets BPE pieces: the known failure of this release
+        assert "'str' object is not an instance of 'tuple'" in str(err), err
+        assert ours("ciao")["input_ids"][0] == ours.cls_token_id  # and ours reads the same folder
         return
-    ours = load_encoder_tokenizer(str(replicas["umberto"]))
     for words in sample_posts(10):
         assert plain(words, is_split_into_words=True)["input_ids"] == ours(words, is_split_into_words=True)["input_ids"]
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from faina.benchmarks import quality_report, quality_runs, quality_scores
+from faina.benchmarks.quality_runs import Length
 from helpers.configs import compose_train
 from tiers import fixture_tier
 
@@ -52,7 +53,7 @@ def run(corpus: Path, out: Path, tiny_encoder: str, *extra: str) -> subprocess.C
 
 
 def run_dir(out: Path, tiny_encoder: str, seed: int, recipe: str = "views") -> Path:
-    return out / "runs" / quality_runs.run_name("span-f", recipe, 1, seed, overrides(tiny_encoder))
+    return out / "runs" / quality_runs.run_name("span-f", recipe, Length(1), seed, overrides(tiny_encoder))
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,8 @@ def test_grid_report_has_every_rule_and_the_ensemble(finished, tiny_encoder):
     assert {rule for recipe, rule in rows if recipe == "soft"} == set(span_rules)
     assert {rule for recipe, rule in rows if recipe == "soft ensemble2"} == set(span_rules)
     assert set(rows[("soft", "crf")]) >= {"strict F1", "exact F1", "cross-entropy", "verdict"}
-    assert report["quick"] is True and report["epochs"] == 1 and report["overrides"] == overrides(tiny_encoder)
+    assert report["quick"] is True and report["overrides"] == overrides(tiny_encoder)
+    assert report["lengths"] == {"span-f": ["1 epoch"]} and {row["length"] for row in report["rows"]} == {"1 epoch"}
     # a rule's paired difference is taken against the fixed rule of the same models
     per_seed = [
         json.loads((run_dir(out, tiny_encoder, seed) / "benchmark-scores.json").read_text())["scores"]
@@ -125,6 +127,7 @@ def test_a_rerun_reuses_finished_runs_and_scores(finished, corpus, tiny_encoder)
     assert scores.stat().st_mtime_ns == before
 
 
+@pytest.mark.slow  # the script in a fresh process
 def test_a_corpus_without_its_files_is_one_clear_error(tmp_path, tiny_encoder):
     done = run(tmp_path, tmp_path / "out", tiny_encoder)
     assert done.returncode == 2 and "train-dev.conll" in done.stderr and "Traceback" not in done.stderr
@@ -147,34 +150,124 @@ def test_every_recipe_is_a_valid_train_config(task, tmp_path):
     files = {name: tmp_path / name for name in ("train-dev.conll", "test.conll", "train-dev.tsv", "test.tsv")}
     files["labels"] = tmp_path / "labels.yaml"
     for recipe, settings in quality_runs.RECIPES.items():
-        command = quality_runs.train_command(task, recipe, 6, 1, files, tmp_path / "runs", [])
+        command = quality_runs.train_command(task, recipe, Length(6), 1, files, tmp_path / "runs", [])
         assert command[1] == "train.py" and command[len(command) - len(settings) :] == settings
         cfg = compose_train(*command[2:])
         assert cfg.data.get("targets", "views") == next(
             (s.split("=")[1] for s in settings if s.startswith("data.targets=")), "views"
         ), recipe
         assert cfg.checkpoint.average_last == (3 if recipe.endswith("-avg3") else 0), recipe
-        assert cfg.name == quality_runs.run_name(task, recipe, 6, 1) and cfg.trainer.max_epochs == 6
+        assert cfg.name == quality_runs.run_name(task, recipe, Length(6), 1) and cfg.trainer.max_epochs == 6
+        assert cfg.early_stopping.patience is None, recipe
+    stopping = quality_runs.train_command(task, "views", Length(20, 5), 1, files, tmp_path / "runs", [])
+    cfg = compose_train(*stopping[2:])
+    assert cfg.trainer.max_epochs == 20 and cfg.early_stopping.patience == 5 and cfg.name.endswith("-e20p5-s1")
 
 
 def test_overrides_name_their_own_runs():
     run_name = quality_runs.run_name
-    assert run_name("span-f", "views", 6, 1) == "span-f-views-e6-s1"
-    with_lr = run_name("span-f", "views", 6, 1, ["model.optimizer.lr=5e-05"])
-    other_lr = run_name("span-f", "views", 6, 1, ["model.optimizer.lr=2e-05"])
+    assert run_name("span-f", "views", Length(6), 1) == "span-f-views-e6-s1"
+    with_lr = run_name("span-f", "views", Length(6), 1, ["model.optimizer.lr=5e-05"])
+    other_lr = run_name("span-f", "views", Length(6), 1, ["model.optimizer.lr=2e-05"])
     assert len({with_lr, other_lr, "span-f-views-e6-s1"}) == 3
     assert with_lr.startswith("span-f-views-e6-o") and with_lr.endswith("-s1")
 
 
+def test_each_training_length_names_its_own_runs_and_fixed_lengths_keep_their_old_names():
+    """Runs trained before lengths were options (``span-f-views-e20-s1``) are found again; early stopping and
+    another epoch count are runs of their own."""
+    names = {quality_runs.run_name("span-f", "views", length, 1) for length in (Length(20), Length(20, 5), Length(6))}
+    assert names == {"span-f-views-e20-s1", "span-f-views-e20p5-s1", "span-f-views-e6-s1"}
+    assert Length(20).label == "20 epochs" and Length(1).label == "1 epoch"
+    assert Length(20, 5).label == "≤ 20 epochs, patience 5"
+    assert Length(20).overrides() == ["trainer.max_epochs=20"]
+    assert Length(20, 5).overrides() == ["trainer.max_epochs=20", "early_stopping.patience=5"]
+
+
+@pytest.mark.parametrize("task", ["span-f", "post-f"])
+def test_the_default_length_is_what_train_py_trains_for_the_task(task):
+    assert quality_runs.default_epochs(task) == compose_train(f"task={task}").trainer.max_epochs
+    assert quality_runs.lengths_of(task, None, [0]) == [quality_runs.default_length(task)]
+    assert quality_runs.lengths_of(task, [6, 20], [0, 5]) == [Length(6), Length(6, 5), Length(20), Length(20, 5)]
+
+
+@pytest.mark.parametrize("epochs, patiences", [([0], [0]), ([20], [-1])])
+def test_a_length_of_no_epochs_or_a_negative_patience_is_one_clear_error(epochs, patiences):
+    from common.errors import UserError
+
+    with pytest.raises(UserError, match="epochs ≥ 1 and a patience ≥ 0"):
+        quality_runs.lengths_of("span-f", epochs, patiences)
+
+
 def test_gain_needs_more_than_the_seeds_spread():
+    at = Length(20)
     rows = [
-        {"task": "span-f", "recipe": "views", "rule": "crf", "strict F1": (0.40, 0.02)},
-        {"task": "span-f", "recipe": "views", "rule": "a", "strict F1": (0.43, 0.01)},  # +3 > 2: gain
-        {"task": "span-f", "recipe": "views", "rule": "b", "strict F1": (0.41, 0.03)},  # +1 < 3: within
-        {"task": "span-f", "recipe": "views", "rule": "c", "strict F1": (0.35, 0.01)},  # -5: loss
+        {"task": "span-f", "recipe": "views", "rule": "crf", "strict F1": (0.40, 0.02), "_length": at},
+        {"task": "span-f", "recipe": "views", "rule": "a", "strict F1": (0.43, 0.01), "_length": at},  # +3 > 2: gain
+        {"task": "span-f", "recipe": "views", "rule": "b", "strict F1": (0.41, 0.03), "_length": at},  # +1 < 3: within
+        {"task": "span-f", "recipe": "views", "rule": "c", "strict F1": (0.35, 0.01), "_length": at},  # -5: loss
     ]
-    verdicts = [row.get("verdict") for row in quality_report.mark_gains(rows)]
+    verdicts = [row.get("verdict") for row in quality_report.mark_gains(rows, {"span-f": at})]
     assert verdicts == [None, "gain", "within spread", "loss"]
+    assert not any("verdict at default length" in row for row in rows)
+
+
+def test_a_row_is_judged_at_its_own_length_and_against_the_default_length_it_would_replace():
+    """A tuned rule at 6 epochs gains on the 6-epoch default recipe, and still loses to the 20-epoch default: both
+    verdicts are in its row; a row at the default length has only the first."""
+    short, full = Length(6), Length(20)
+    rows = [
+        {"task": "span-f", "recipe": "views", "rule": "crf", "strict F1": (0.33, 0.01), "_length": short},
+        {"task": "span-f", "recipe": "views", "rule": "own-min30", "strict F1": (0.38, 0.01), "_length": short},
+        {"task": "span-f", "recipe": "views", "rule": "crf", "strict F1": (0.42, 0.01), "_length": full},
+        {"task": "span-f", "recipe": "views", "rule": "own-min30", "strict F1": (0.43, 0.02), "_length": full},
+    ]
+    short_crf, short_tuned, full_crf, full_tuned = quality_report.mark_gains(rows, {"span-f": full})
+    assert short_tuned["verdict"] == "gain" and short_tuned["vs default"] == pytest.approx(0.05)
+    assert short_tuned["verdict at default length"] == "loss"
+    assert short_tuned["vs default length"] == pytest.approx(-0.04)
+    assert short_crf["verdict at default length"] == "loss" and "verdict" not in short_crf
+    assert full_tuned["verdict"] == "within spread" and "verdict at default length" not in full_tuned
+    assert "verdict" not in full_crf and "verdict at default length" not in full_crf
+
+
+def _scored_run(recipe: str, length: Length, seed: int, crf: float, tuned: float, epochs: int | None = None) -> dict:
+    entry = {"strict": {"f1": crf, "precision": crf, "recall": crf}, "rule": {}}
+    tuned_entry = {"strict": {"f1": tuned, "precision": tuned, "recall": tuned}, "rule": {"scope": "own"}}
+    return {
+        "task": "span-f",
+        "recipe": recipe,
+        "seed": seed,
+        "train_seconds": 60.0 * (epochs or length.epochs),
+        "scores": {"crf": entry, "own-min30": tuned_entry},
+        "length": length,
+        "epochs_trained": epochs or length.epochs,
+    }
+
+
+def test_rows_carry_their_length_and_are_paired_with_the_same_seed_at_the_default_length():
+    full, stopped = Length(20), Length(20, 5)
+    runs = [
+        _scored_run("views", full, 1, 0.40, 0.42),
+        _scored_run("views", full, 2, 0.36, 0.39),
+        _scored_run("views", stopped, 1, 0.40, 0.41, epochs=12),
+        _scored_run("views", stopped, 2, 0.33, 0.36, epochs=15),
+    ]
+    rows = {(r["length"], r["rule"]): r for r in quality_report.summarise(runs, [], {"span-f": full})}
+    stopped_crf = rows[("≤ 20 epochs, patience 5", "crf")]
+    assert stopped_crf["paired Δ at default length"][0] == pytest.approx(((0.40 - 0.40) + (0.33 - 0.36)) / 2)
+    assert stopped_crf["wins at default length"] == "0/2"
+    assert stopped_crf["epochs trained"] == pytest.approx((13.5, 2.1213203))
+    assert stopped_crf["train minutes"][0] == pytest.approx(13.5)
+    # a rule at the stopped length: paired with its own model's fixed rule, and with the default-length default
+    stopped_tuned = rows[("≤ 20 epochs, patience 5", "own-min30")]
+    assert stopped_tuned["paired Δ"][0] == pytest.approx(((0.41 - 0.40) + (0.36 - 0.33)) / 2)
+    assert stopped_tuned["paired Δ at default length"][0] == pytest.approx(((0.41 - 0.40) + (0.36 - 0.36)) / 2)
+    # the default length's rows: no second pairing, and a fixed length reports no epochs trained of its own
+    assert "paired Δ at default length" not in rows[("20 epochs", "own-min30")]
+    assert "epochs trained" not in rows[("20 epochs", "crf")]
+    table = quality_report.markdown(list(rows.values()), "Machine: test.", (), {"span-f": full})
+    assert "| ≤ 20 epochs, patience 5 | crf |" in table and "span-f 20 epochs" in table
 
 
 def test_a_training_that_exits_0_without_results_is_refused(tmp_path, monkeypatch):
@@ -186,7 +279,7 @@ def test_a_training_that_exits_0_without_results_is_refused(tmp_path, monkeypatc
     )
     files = {name: tmp_path / name for name in ("train-dev.conll", "test.conll", "labels")}
     with pytest.raises(UserError, match="without its results.json"):
-        quality_runs.train("span-f", "views", 6, 1, files, tmp_path / "runs", [], print)
+        quality_runs.train("span-f", "views", Length(6), 1, files, tmp_path / "runs", [], print)
     assert not (tmp_path / "runs" / "span-f-views-e6-s1" / quality_runs.TIME_FILE).exists()
 
 
@@ -234,3 +327,40 @@ def test_ensembles_alone_asks_for_none(finished, corpus, tiny_encoder, tmp_path)
         assert done.returncode == 0, done.stderr[-2000:]
         assert "training" not in done.stderr and "scoring" not in done.stderr
         assert {row["recipe"] for row in json.loads((copy / "report.json").read_text())["rows"]} == expected
+
+
+@pytest.mark.e2e
+def test_each_length_trains_runs_of_its_own_judged_at_it_and_at_the_default_length(corpus, tiny_encoder, tmp_path):
+    """``--epochs 1 3 --patience 0 2``: four lengths, each its own train.py runs with its own settings; every row
+    says its length, the early-stopped ones how many epochs they trained, and the rows at 3 epochs are also judged
+    against the default length (``--quick``: 1 epoch)."""
+    out = tmp_path / "lengths"
+    command = [sys.executable, str(SCRIPT), "--quick", "--corpus", str(corpus), "--out", str(out)]
+    command += ["--tasks", "post-f", "--recipes", "views", "--epochs", "1", "3", "--patience", "0", "2"]
+    command += ["--ensembles", "--override", f"encoder.name_or_path={tiny_encoder}"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    labels = ["1 epoch", "≤ 1 epoch, patience 2", "3 epochs", "≤ 3 epochs, patience 2"]
+    assert report["lengths"] == {"post-f": labels} and report["default lengths"] == {"post-f": "1 epoch"}
+    rows = {(row["length"], row["rule"]): row for row in report["rows"]}
+    assert {length for length, _ in rows} == set(labels)
+    tag = quality_runs.overrides_tag([f"encoder.name_or_path={tiny_encoder}"])
+    for seed in (1, 2):
+        stopped = out / "runs" / f"post-f-views-e3p2{tag}-s{seed}"
+        config = (stopped / "config.yaml").read_text()
+        assert "max_epochs: 3" in config and "patience: 2" in config
+        trained = json.loads((stopped / "fold0" / "metrics.json").read_text())["early_stopping"]["epochs_trained"]
+        assert 1 <= trained <= 3
+        assert "early_stopping" not in json.loads(
+            (out / "runs" / f"post-f-views-e3{tag}-s{seed}" / "fold0" / "metrics.json").read_text()
+        )
+    assert "epochs trained" in rows[("≤ 3 epochs, patience 2", "tau0.7")]
+    assert "epochs trained" not in rows[("3 epochs", "tau0.7")]
+    assert "verdict at default length" in rows[("3 epochs", "tau0.7")] and "verdict" not in rows[("3 epochs", "tau0.7")]
+    assert "paired Δ at default length" in rows[("3 epochs", "tau0.7")]
+    assert (
+        "verdict at default length" not in rows[("1 epoch", "own-floor0.3")]
+        and "verdict" in rows[("1 epoch", "own-floor0.3")]
+    )
+    assert "| 3 epochs |" in (out / "report.md").read_text()

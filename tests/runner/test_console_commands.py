@@ -169,6 +169,7 @@ def test_success_path_of_missci_download_keeps_verified_files(real_missci, tmp_p
     assert done.stderr.splitlines() == [f"ok {tmp_path / 'dev.missci.jsonl'}", f"ok {tmp_path / 'test.missci.jsonl'}"]
 
 
+@pytest.mark.slow  # three console commands in fresh processes
 def test_success_paths_of_the_model_commands(span_fold, small_sample, tmp_path):
     """predict, tag and export with a trained span fold; stdout is the tagged posts only (for tag)."""
     out = tmp_path / "pred.conll"

@@ -14,12 +14,14 @@ import pytest
 
 from helpers.wandb_records import offline_runs
 from tests_paths import REPO
+from tiers import fixture_tier
 from train import run
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
+@fixture_tier("e2e")
 def wandb_experiment(tmp_path_factory, tiny_encoder, small_sample):
     """A 2-fold, 2-epoch post-f experiment logged to offline W&B runs: (cfg, returned metrics, experiment folder)."""
     from hydra import compose, initialize_config_dir
@@ -66,7 +68,7 @@ def test_each_fold_run_summarises_the_selected_epoch(wandb_experiment):
         best = [row for row in fold_run.history if row.get("val/f1") == pytest.approx(saved["best_dev_f1"])]
         assert fold_run.summary["best_epoch"] == best[0]["epoch"]
         assert fold_run.summary["test/strict/avg/f1"] == pytest.approx(saved["test"]["strict"]["avg"]["f1"])
-        assert fold_run.config["seed"] == cfg.seed and fold_run.config["model"]["module"]["threshold"] == "tuned"
+        assert fold_run.config["seed"] == cfg.seed and fold_run.config["model"]["module"]["decision"]["tuned"] is True
         assert b"predictions-" in next((exp / f"fold{fold}" / "wandb").glob("offline-run-*/*.wandb")).read_bytes()
 
 

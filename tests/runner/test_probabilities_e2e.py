@@ -51,19 +51,9 @@ def test_fold_soft_scores_are_what_evaluate_soft_computes_from_the_fold_files(ru
     assert set(soft["perspectivist"]["error_rate"]) == {"a1", "a2", "avg"}
     ext = "conll" if level == "span" else "tsv"
     task = "span-fine" if level == "span" else "post-fine"
-    scores = evaluate_main(
-        [
-            "-T",
-            task,
-            "-G",
-            str(fold / f"gold.{ext}"),
-            "-P",
-            str(fold / f"predictions.{ext}"),
-            "--soft",
-            str(fold / "probabilities.jsonl"),
-            "--json",
-        ]
-    )
+    arguments = ["-T", task, "-G", str(fold / f"gold.{ext}"), "-P", str(fold / f"predictions.{ext}")]
+    arguments += ["--soft", str(fold / "probabilities.jsonl")]
+    scores = evaluate_main([*arguments, "--json"])
     assert scores["strict"] == metrics["test"]["strict"]  # the hard scores do not move
     assert scores["soft_labels"]["prior_from"] == "gold"
     for measure in ("cross_entropy", "manhattan", "ece"):
@@ -71,18 +61,7 @@ def test_fold_soft_scores_are_what_evaluate_soft_computes_from_the_fold_files(ru
         assert scores["soft_labels"]["oracle"][measure] == pytest.approx(soft["oracle"][measure], abs=1e-6)
     assert scores["soft_labels"]["perspectivist"] == soft["perspectivist"]
     capsys.readouterr()
-    evaluate_main(
-        [
-            "-T",
-            task,
-            "-G",
-            str(fold / f"gold.{ext}"),
-            "-P",
-            str(fold / f"predictions.{ext}"),
-            "--soft",
-            str(fold / "probabilities.jsonl"),
-        ]
-    )
+    evaluate_main(arguments)
     table = capsys.readouterr().out
     assert "[soft labels]" in table and "cross-entropy" in table and "[perspectivist] error rate" in table
 

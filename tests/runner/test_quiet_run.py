@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from tests_paths import REPO
+from tiers import fixture_tier
 
 # what a fold's log held before common.library_noise (docs/training.md#quiet-logs)
 NOISE = (
@@ -33,6 +34,7 @@ def checkout_files() -> set[str]:
 
 
 @pytest.fixture(scope="module")
+@fixture_tier("e2e")
 def quiet_run(tmp_path_factory, tiny_encoder, small_sample):
     """``train.py`` from the repository root, W&B offline, one fold of one epoch; (stderr, results, cache, new files)."""
     tmp = tmp_path_factory.mktemp("quiet_run")

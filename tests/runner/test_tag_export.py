@@ -29,6 +29,16 @@ POSTS = [
 ]
 
 
+def json_of_a_fresh_process(script: str, *args: str):
+    """The JSON a ``python -c script args...`` process prints last, offline (it must exit 0)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 @pytest.fixture(scope="module")
 @fixture_tier("fast")
 def exported(trained_runs, tmp_path_factory):
@@ -54,6 +64,7 @@ def exported(trained_runs, tmp_path_factory):
     }
 
 
+@pytest.mark.slow  # a fresh Python process that imports torch
 def test_exported_folder_is_self_contained_and_predicts_the_same_in_a_fresh_process(exported):
     folder = exported["folders"]["span"]
     names = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
@@ -76,17 +87,7 @@ def test_exported_folder_is_self_contained_and_predicts_the_same_in_a_fresh_proc
             "t = FallacyTagger.load(sys.argv[1], device='cpu'); "
             "print(json.dumps([p.to_dict() for p in t(json.loads(sys.argv[2]))]))"
         )
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-        result = subprocess.run(
-            [sys.executable, "-c", script, str(folder), json.dumps(POSTS)],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    assert result.returncode == 0, result.stderr[-2000:]
-    fresh = json.loads(result.stdout.strip().splitlines()[-1])
+        fresh = json_of_a_fresh_process(script, str(folder), json.dumps(POSTS))
     assert fresh == exported["fold_out"]["span"]
     assert sum(len(p["spans"]) for p in fresh) > 0  # a random model tags something: the comparison has content
 
@@ -171,6 +172,7 @@ def test_empty_posts_get_one_message(exported, capsys, args, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow  # ends with the command in a fresh process
 def test_bad_inputs_and_folders_end_in_one_line(exported, tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "ok"}\n{"txt": "typo"}\n')
@@ -206,6 +208,7 @@ def test_push_to_hub_offline_is_one_clear_message(exported, monkeypatch):
     assert str(exported["folders"]["span"]) in err.value.fix  # the user learns the folder itself is complete
 
 
+@pytest.mark.slow  # a fresh Python process that imports torch
 def test_exported_folder_loads_through_transformers_auto_classes_in_a_fresh_process(exported):
     """``AutoConfig`` / ``AutoModel`` once the framework is imported: its classes are registered, no remote code."""
     folder = exported["folders"]["span"]
@@ -219,17 +222,7 @@ def test_exported_folder_loads_through_transformers_auto_classes_in_a_fresh_proc
         "    'model': type(model).__name__, 'inner': type(model.fallacy).__name__,\n"
         "    'tagged': [p.to_dict() for p in model.tag(json.loads(sys.argv[2]))]}))\n"
     )
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(folder), json.dumps(POSTS)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    loaded = json_of_a_fresh_process(script, str(folder), json.dumps(POSTS))
     assert (loaded["config"], loaded["model_type"], loaded["task"]) == (
         "FallacyModelConfig",
         "fallacy-framework",

@@ -18,9 +18,11 @@ import yaml
 from common.errors import UserError
 from helpers.hostile import issue_payload, tripwires
 from helpers.trained import compose_run
+from tiers import fixture_tier
 
 
 @pytest.fixture
+@fixture_tier("fast")  # built on the shared trained run: the fresh-clone probe does not build it
 def rerun(trained, tmp_path):
     """A copy of the trained run under a fresh root, and the config that reruns it (the same experiment)."""
     root = tmp_path / "root"

@@ -1,6 +1,6 @@
 """Fold folders and exported folders from someone else are data: hostile or wrong files end in one message.
 
-The attack of issue 20 (``model.module.optimizer`` of a fold's model.json turned into ``pathlib.Path.unlink`` of a
+The reported attack (``model.module.optimizer`` of a fold's model.json turned into ``pathlib.Path.unlink`` of a
 victim file) and one hostile node per family of target, in model.json (as earlier releases wrote it, with
 ``_target_`` nodes, and in today's named form) and in an exported config.json: each load ends in one ``UserError``
 naming the file and the field, nothing is called (tripwires) and the victim file is untouched. Folders of the
@@ -27,6 +27,7 @@ from faina.serving.prediction import predict_file
 from helpers.hostile import FAMILIES, issue_payload, tripwires, with_node
 from helpers.trained import copy_of
 from tests_paths import REPO
+from tiers import fixture_tier
 
 VICTIM_TEXT = "keep me\n"
 
@@ -54,6 +55,7 @@ def write_json(path: Path, content: dict) -> Path:
 
 
 @pytest.fixture
+@fixture_tier("fast")  # built on the shared trained run: the fresh-clone probe does not build it
 def legacy_fold(trained, tmp_path) -> Path:
     folder = copy_of(trained["run"] / "fold0", tmp_path, "legacy-fold0")
     write_json(folder / "model.json", legacy_model_json(trained))

@@ -112,6 +112,15 @@ def test_weight_averaging_is_refused_for_an_adapter(tmp_path, data_dir):
         run(tmp_path, data_dir, "cv=official", "name=averaged", "checkpoint.average_last=2")
 
 
+def test_early_stopping_is_refused_for_an_adapter(tmp_path, data_dir):
+    """early_stopping.patience stops on a dev metric, which a LoRA fold does not have: it says so before training."""
+    from common.errors import UserError
+
+    with pytest.raises(UserError, match="early_stopping.patience stops on a dev metric") as info:
+        run(tmp_path, data_dir, "cv=official", "name=stopping", "early_stopping.patience=2")
+    assert "drop early_stopping.patience" in info.value.fix
+
+
 def test_classification_task_finetunes(tmp_path, data_dir):
     cfg = compose(
         [

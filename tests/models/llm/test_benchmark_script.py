@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # the generation benchmark script, in fresh processes
+
 REPO = Path(__file__).resolve().parents[3]
 SCRIPT = REPO / "scripts" / "benchmark_generation.py"
 SAMPLE = REPO / "missci" / "sample_data"
