@@ -36,6 +36,22 @@ def _targets_suffix(targets: str | None) -> str:
     return "" if targets in (None, "views") else f"-{targets}"
 
 
+# the dev measure that selects a fold's checkpoint, per data.targets (others: val/f1, the task's F1): a model of the
+# annotators' shares is selected on how well it predicts them, its soft loss on dev (docs/soft-labels.md)
+SELECTION_MONITORS = {"soft": "val/loss"}
+
+
+def _selection_monitor(targets: str | None) -> str:
+    """``checkpoint.monitor``'s default: ``val/loss`` for ``data.targets=soft``, ``val/f1`` otherwise."""
+    return SELECTION_MONITORS.get(targets or "views", "val/f1")
+
+
+def _selection_mode(monitor: str | None) -> str:
+    """``checkpoint.mode``'s default for a monitored name: ``min`` for a loss (``val/loss``, ``val/a1/loss``),
+    ``max`` for a score."""
+    return "min" if str(monitor or "").rsplit("/", 1)[-1].endswith("loss") else "max"
+
+
 def config_resolvers() -> dict[str, Callable[..., str]]:
     """The resolvers ``conf/`` uses that know the project's data and models (``common/`` only registers)."""
     from common.user_cache import user_cache_dir
@@ -44,6 +60,8 @@ def config_resolvers() -> dict[str, Callable[..., str]]:
         "sample_data": _sample_data,
         "offline_encoder": _offline_encoder,
         "targets_suffix": _targets_suffix,
+        "selection_monitor": _selection_monitor,
+        "selection_mode": _selection_mode,
         "user_cache": user_cache_dir,
     }
 

@@ -2,10 +2,11 @@
 
 A fixed epoch count is too few for a small corpus and more than needed for a large one. ``early_stopping.patience:
 N`` (``conf/train.yaml``; null, the default: off) stops a fold once the metric that picks its checkpoint
-(``checkpoint.monitor`` / ``checkpoint.mode``, the dev F1) has not improved for N epochs in a row, so the weights
-that predict stay the best dev epoch's (``common.checkpointing``), and ``trainer.max_epochs`` is the most it
-trains (and the length of the learning-rate schedule, which is the same with and without stopping: a stopped fold
-has trained exactly the first epochs of the fold that never stops). Measured in docs/benchmark-quality.md.
+(``checkpoint.monitor`` / ``checkpoint.mode``: the dev F1, or the dev soft loss going down for
+``data.targets=soft``) has not improved for N epochs in a row, so the weights that predict stay the best dev
+epoch's (``common.checkpointing``), and ``trainer.max_epochs`` is the most it trains (and the length of the
+learning-rate schedule, which is the same with and without stopping: a stopped fold has trained exactly the
+first epochs of the fold that never stops). Measured in docs/benchmark-quality.md.
 
 This is Lightning's ``EarlyStopping``, with two things a fold here needs:
 - a resumed fold that had decided to stop stays stopped. Lightning keeps the callback's counters in

@@ -95,8 +95,18 @@ class FoldTrainer:
 
     @property
     def best_score(self) -> float | None:
+        """The selected epoch's value of the monitored measure (``checkpoint.monitor``)."""
         score = self.checkpoint.best_model_score
         return float(score) if self.checkpoint.best_model_path and score is not None else None
+
+    @property
+    def best_dev_f1(self) -> float | None:
+        """The selected epoch's dev F1 (``val/f1``), whatever selected it: a run selected on its dev loss
+        (``data.targets=soft``) still reports the F1 of the epoch it kept."""
+        if self.best_score is None or self.checkpoint.monitor == "val/f1":
+            return self.best_score
+        value = self.checkpoint.best_metrics.get("val/f1")
+        return None if value is None else float(value)
 
     def close(self, metrics: dict[str, float], prediction_file: Path | None = None) -> None:
         """Test metrics and the selection (``best_dev_f1``, ``best_epoch``) to every logger, then close each; a
@@ -127,4 +137,9 @@ class FoldTrainer:
         """Which epoch's weights the fold kept and its dev score (empty when nothing was monitored)."""
         if self.best_score is None:
             return {}
-        return {"best_dev_f1": self.best_score, "best_epoch": float(self.checkpoint.best_epoch)}
+        chosen = {"best_epoch": float(self.checkpoint.best_epoch)}
+        if self.best_dev_f1 is not None:
+            chosen["best_dev_f1"] = self.best_dev_f1
+        if self.checkpoint.monitor != "val/f1":  # the value that selected it, too
+            chosen["best_dev_score"] = self.best_score
+        return chosen

@@ -9,7 +9,7 @@ because the metrics need it; the Faina default inventory is added by ``faina.for
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -71,6 +71,13 @@ class LabelInventory:
     parents: dict[str, tuple[str, ...]]
     coarse: tuple[str, ...]
     source: str = field(default="<dict>", compare=False)
+    # the option of the command that chose this inventory (``--labels``, ``data.labels``): what a message about a
+    # label outside it tells the user to change (None: a model's or a corpus's own inventory)
+    option: str | None = field(default=None, compare=False)
+
+    def chosen_with(self, option: str) -> LabelInventory:
+        """The same inventory, remembered as chosen with ``option``."""
+        return replace(self, option=option)
 
     @classmethod
     def from_dict(cls, spec: dict, source: str = "<dict>") -> LabelInventory:

@@ -1,7 +1,8 @@
 """Score Faina predictions exactly as the official scorers do: ``python -m faina.evaluate``.
 
     python -m faina.evaluate -T {span-fine,span-coarse,post-fine,post-coarse} -G GOLD -P PRED
-                             [-O] [--json] [--per-label] [--labels INVENTORY] [--soft PROBS [--prior-from TRAIN]]
+                             [-O] [--json] [--per-label] [--exact] [--labels INVENTORY]
+                             [--probabilities PROBS [--prior-from TRAIN]]
 
 Span tasks read CoNLL files, post tasks read TSV files; both are validated (malformed tags, unknown
 labels, misaligned posts end in one ``error:`` line naming file and line, exit status 2). A coarse task
@@ -13,9 +14,11 @@ columns are ignored. The figures are those of ``metrics.faina_span_sums`` / ``me
 the one implementation training's Metrics use too; the table shows percentages with two decimals,
 ``--json`` prints fractions only.
 ``--exact`` (span tasks) adds seqeval's exact-match P/R/F1 (``metrics.faina_exact``) under the key ``exact``.
-``--soft PROBS`` (the ``probabilities.jsonl`` of the predictions) adds the soft-label scores of the Learning With
-Disagreements tasks under ``soft_labels`` (``faina.scoring.soft_scores``; docs/soft-labels.md), with the prior taken
-from ``--prior-from TRAIN`` (the training file) or else from the gold file itself.
+``--probabilities PROBS`` (the ``probabilities.jsonl`` of the predictions) adds the scores of those probabilities
+against the annotators' shares, the soft-label measures of the Learning With Disagreements tasks, under
+``probability_scores`` (``faina.scoring.soft_scores``; docs/soft-labels.md), with the prior taken from
+``--prior-from TRAIN`` (the training file) or else from the gold file itself. Its former names, ``--soft`` and the
+key ``soft_labels``, still work for one release: they were easy to mistake for the official ``soft`` F1.
 """
 
 from __future__ import annotations
@@ -60,16 +63,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--labels", default="faina", help="label inventory YAML (default: faina)")
     parser.add_argument(
+        "--probabilities",
+        metavar="PROBS",
+        default=None,
+        help="probabilities.jsonl of the predictions: add the scores of the probabilities against the annotators' "
+        "shares (key `probability_scores`)",
+    )
+    parser.add_argument(
         "--soft",
         metavar="PROBS",
         default=None,
-        help="probabilities.jsonl of the predictions: add soft-label scores (key `soft_labels`)",
+        help="the former name of --probabilities, kept for one release (not the official `soft` F1)",
     )
     parser.add_argument(
         "--prior-from",
         metavar="TRAIN",
         default=None,
-        help="with --soft: training file whose mean soft label is the prior (default: the gold file)",
+        help="with --probabilities: training file whose mean soft label is the prior (default: the gold file)",
     )
     return parser
 
@@ -81,12 +91,13 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 @exit_on_user_error(show_logs=False)  # nothing on the scoring path logs: start without `logging`
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = build_parser().parse_args(argv)
-    if args.prior_from is not None and args.soft is None:
+    probabilities = probabilities_option(args)
+    if args.prior_from is not None and probabilities is None:
         raise UserError(
-            "--prior-from sets the prior of the soft-label scores, which need --soft",
-            fix="add --soft PROBS (the probabilities.jsonl of the predictions), or drop --prior-from",
+            "--prior-from sets the prior of the probability scores, which need --probabilities",
+            fix="add --probabilities PROBS (the probabilities.jsonl of the predictions), or drop --prior-from",
         )
-    inventory = LabelInventory.load(args.labels)
+    inventory = LabelInventory.load(args.labels).chosen_with("--labels")
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = _show_warning
@@ -98,23 +109,36 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             args.per_label,
             inventory,
             args.exact,
-            args.soft,
+            probabilities,
             args.prior_from,
         )
-    scores = (
-        outcome["scores"]
-        if "soft_labels" not in outcome
-        else {**outcome["scores"], "soft_labels": outcome["soft_labels"]}
-    )
+    scores = outcome["scores"]
+    block = None
+    if probabilities is not None:  # numpy only when the probabilities are scored
+        from faina.scoring.soft_scores import BLOCK_KEY, format_soft_table, keyed_blocks
+
+        block = outcome[BLOCK_KEY]
+        scores = {**scores, **keyed_blocks(block)}  # with its former name too, for one release
     if args.json:
         print(json.dumps(scores, indent=2, ensure_ascii=False))
     else:
         print(format_table(args.task, args.gold, args.pred, outcome, args.one_pred))
-        if "soft_labels" in outcome:
-            from faina.scoring.soft_scores import format_soft_table
-
-            print(format_soft_table(outcome["soft_labels"]))
+        if block is not None:
+            print(format_soft_table(block))
     return scores
+
+
+def probabilities_option(args: argparse.Namespace) -> str | None:
+    """``--probabilities``, or its former name ``--soft`` (with a note on stderr: it goes after one release)."""
+    if args.soft is None:
+        return args.probabilities
+    if args.probabilities is not None and args.probabilities != args.soft:
+        raise UserError(
+            "--soft is the former name of --probabilities, and the two name different files",
+            fix="give the probabilities once, with --probabilities PROBS",
+        )
+    print("note: --soft is now --probabilities (the old name works for one more release)", file=sys.stderr)
+    return args.soft
 
 
 if __name__ == "__main__":

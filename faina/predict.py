@@ -6,8 +6,8 @@ their ensemble decides (``faina.serving.loading``: averaged probabilities for po
 decoded once for span models). INPUT is a span-level ``.conll`` (span models) or post-level ``.tsv`` (post models),
 labelled or not; OUTPUT gets the same posts with the model's labels in the official layout (a
 submission file), so ``python -m faina.evaluate`` scores it. ``--probabilities PATH`` also writes the model's
-probabilities of the same posts (``probabilities.jsonl`` layout; ``faina.evaluate --soft PATH`` scores them;
-docs/soft-labels.md).
+probabilities of the same posts (``probabilities.jsonl`` layout; ``faina.evaluate --probabilities PATH`` scores
+them; docs/soft-labels.md): calibrated when the model is, its raw ones with ``--uncalibrated``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import sys
 
 from common.cli import command_parser
 from common.errors import exit_on_user_error
+from faina.formats.probability_file import refuse_uncalibrated_alone
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,16 +41,29 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="also write the model's probabilities as JSONL (docs/soft-labels.md)",
     )
+    parser.add_argument(
+        "--uncalibrated",
+        action="store_true",
+        help="with --probabilities: write the model's raw probabilities, not the calibrated ones it reports "
+        "(docs/soft-labels.md#calibration)",
+    )
     return parser
 
 
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> str:
     args = build_parser().parse_args(argv)
+    refuse_uncalibrated_alone(args)
     from faina.serving.prediction import predict_file  # torch and Lightning: only once the arguments are read
 
     path = predict_file(
-        args.model_dir, args.input, args.output, args.batch_size, args.trust_remote_code, args.probabilities
+        args.model_dir,
+        args.input,
+        args.output,
+        args.batch_size,
+        args.trust_remote_code,
+        args.probabilities,
+        args.uncalibrated,
     )
     print(f"predictions written: {path}", file=sys.stderr)
     if args.probabilities:

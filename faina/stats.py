@@ -55,7 +55,7 @@ def build_parser():
 @exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    inventory = LabelInventory.load(args.labels)
+    inventory = LabelInventory.load(args.labels).chosen_with("--labels")
     stats, corpus = file_stats(
         args.file, inventory, agreement=args.agreement, with_gamma=not args.no_gamma, seed=args.seed, repair=args.repair
     )

@@ -8,7 +8,8 @@ a JSON string). Output: one block per post listing each span with its view, labe
 (0-based, end exclusive), or each view's labels for post models; ``--json`` prints one JSON object per post and
 line instead; ``--html`` also writes an offline page of the tagged posts, drawn by the span renderer of
 ``faina.show`` (``faina/analysis/span_html.py``); ``--probabilities PATH`` also writes the model's
-probabilities (``probabilities.jsonl`` layout, posts named by their number: docs/soft-labels.md).
+probabilities (``probabilities.jsonl`` layout, posts named by their number: docs/soft-labels.md; calibrated when the
+model is, its raw ones with ``--uncalibrated``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from common.errors import UserError, exit_on_user_error
 from common.io import atomic_write_text
 from faina.analysis.span_html import inventory_order
 from faina.formats.labels import LabelInventory
-from faina.formats.probability_file import write_probabilities
+from faina.formats.probability_file import refuse_uncalibrated_alone, write_probabilities
 from faina.formats.raw_posts import (  # noqa: F401  (re-exported: the library API of this command)
     read_posts,
 )
@@ -68,6 +69,12 @@ def build_parser():
         default=None,
         help="also write the model's probabilities as JSONL (docs/soft-labels.md)",
     )
+    parser.add_argument(
+        "--uncalibrated",
+        action="store_true",
+        help="with --probabilities: write the model's raw probabilities, not the calibrated ones it reports "
+        "(docs/soft-labels.md#calibration)",
+    )
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (None: cuda when available, else cpu)")
     parser.add_argument("--batch-size", type=int, default=32, help="posts per forward pass")
     return parser
@@ -76,6 +83,7 @@ def build_parser():
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> list[dict]:
     args = build_parser().parse_args(argv)
+    refuse_uncalibrated_alone(args)
     texts = args.text if args.text is not None else read_posts(args.input)
     if not texts:
         raise UserError("no posts to tag", path=args.input, fix="give at least one non-blank line")
@@ -83,7 +91,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     tagger = FallacyTagger.load(args.model_dir, device=args.device, batch_size=args.batch_size)
     if args.probabilities:
-        tagged, probabilities = tagger.tag_with_probabilities(texts)
+        tagged, probabilities = tagger.tag_with_probabilities(texts, args.uncalibrated)
         write_probabilities(probabilities, args.probabilities)
     else:
         tagged = tagger(texts)

@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    corpus = read_any(args.file, LabelInventory.load(args.labels), repair=args.repair)
+    corpus = read_any(args.file, LabelInventory.load(args.labels).chosen_with("--labels"), repair=args.repair)
     stats = corpus_statistics(corpus)
     for repair in corpus.repairs:  # notices about the input: stderr, so stdout stays the report
         print(f"repaired: {repair}", file=sys.stderr)

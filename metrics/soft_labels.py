@@ -98,20 +98,29 @@ def manhattan_distance(predicted, gold) -> np.ndarray:
     return _mean_over_items(2.0 * np.abs(p - t), valid)
 
 
-def expected_calibration_error(predicted, gold, bins: int = ECE_BINS) -> np.ndarray:
-    """Per label ``[C]``: ``Σ_b (n_b / N) |mean p - mean t|`` over ``bins`` equal-width bins of ``p``."""
+def reliability_bins(predicted, gold, bins: int = ECE_BINS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per label and bin ``[C, bins]``: the items in the bin, their summed predicted ``p`` and summed gold soft label
+    ``t`` (the points of a reliability diagram: ``Σp / n`` against ``Σt / n``), over ``bins`` equal-width bins of
+    ``p`` (1.0 in the last)."""
     p, t, valid = _pair(predicted, gold)
     index = np.clip(np.floor(p * bins).astype(int), 0, bins - 1)
-    result = np.full(p.shape[1], np.nan)
+    counts, sums_p, sums_t = (np.zeros((p.shape[1], bins)) for _ in range(3))
     for c in range(p.shape[1]):
         keep = valid[:, c]
-        if not keep.any():
-            continue
-        which, pc, tc = index[keep, c], p[keep, c], t[keep, c]
-        count = np.bincount(which, minlength=bins)
-        gap = np.abs(np.bincount(which, pc, minlength=bins) - np.bincount(which, tc, minlength=bins))
-        result[c] = gap.sum() / count.sum()  # Σ_b n_b/N · |Σp/n_b - Σt/n_b| = Σ_b |Σp - Σt| / N
-    return result
+        which = index[keep, c]
+        counts[c] = np.bincount(which, minlength=bins)
+        sums_p[c] = np.bincount(which, p[keep, c], minlength=bins)
+        sums_t[c] = np.bincount(which, t[keep, c], minlength=bins)
+    return counts, sums_p, sums_t
+
+
+def expected_calibration_error(predicted, gold, bins: int = ECE_BINS) -> np.ndarray:
+    """Per label ``[C]``: ``Σ_b (n_b / N) |mean p - mean t|`` over ``bins`` equal-width bins of ``p``."""
+    counts, sums_p, sums_t = reliability_bins(predicted, gold, bins)
+    total = counts.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # Σ_b n_b/N · |Σp/n_b - Σt/n_b| = Σ_b |Σp - Σt| / N
+        return np.where(total > 0, np.abs(sums_p - sums_t).sum(axis=1) / total, np.nan)
 
 
 def prior(train_gold) -> np.ndarray:

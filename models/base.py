@@ -19,6 +19,7 @@ import torch
 from lightning.pytorch.utilities import rank_zero_warn
 from torch import nn
 
+from models.calibration import CalibrationSettings
 from models.decision_rules import DecisionSettings
 from models.encoder import ChunkedEncoder
 from models.layer_groups import encoder_layer_groups
@@ -70,6 +71,15 @@ def scoring_targets(batch: Mapping[str, torch.Tensor], key: str) -> tuple[torch.
     return batch[key], batch.get("annotated")
 
 
+def gold_of(batch: Mapping[str, torch.Tensor], key: str) -> dict:
+    """``gold`` and ``annotated`` of a labelled batch on the CPU (nothing for an unlabelled one): every annotator
+    view (``scoring_targets``), what decision rules and calibrations are fitted against."""
+    if key not in batch and f"gold_{key}" not in batch:
+        return {}
+    gold, annotated = scoring_targets(batch, key)
+    return {"gold": gold.cpu(), "annotated": None if annotated is None else annotated.cpu()}
+
+
 class FallacyModule(L.LightningModule):
     """Base LightningModule: the encoder, the optimiser recipe and the evaluation loop MVML and MVMD share.
 
@@ -99,7 +109,10 @@ class FallacyModule(L.LightningModule):
         self.head_lr = head_lr
         self.val_metric = val_metric
         self.test_metric = val_metric.clone() if val_metric is not None else None
-        self._counts = {"val": [0, 0], "test": [0, 0]}  # predicted, gold (spans or labels)
+        self._counts = {"val": [0, 0, 0], "test": [0, 0, 0]}  # predicted, gold (spans or labels), judged
+        self._gold_views: dict[str, int] = {}
+        # whether predictions report the calibrated probabilities (when a calibration was fitted) or the raw ones
+        self.reports_calibrated = True
 
     @torch.no_grad()
     def collect_in_eval(self, batches, collect):
@@ -203,6 +216,43 @@ class FallacyModule(L.LightningModule):
         """The fitted values per view and label, and ``info``, as the fold's metrics record them."""
         raise NotImplementedError
 
+    # --- calibration of the probabilities (models/calibration.py) ------------------------------------------------
+    def keep_calibration_settings(self, calibration: CalibrationSettings) -> None:
+        """Hold the calibration's settings, also as plain values in the hyperparameters."""
+        self.calibration = calibration
+        self.hparams["calibration"] = calibration.model_dump()
+
+    @torch.no_grad()
+    def calibrate(self, batches) -> dict | None:
+        """Fit the calibration (``calibration``) on labelled dev batches after training and keep it; what was
+        fitted (for the fold's metrics), or ``None`` with ``method: none``. The fit is ``fit_calibration``, the one
+        the quality benchmark calls too."""
+        if not self.calibration.fits:
+            return None
+        outputs = self.collect_in_eval(batches, self.calibration_outputs)
+        if not outputs:
+            return None
+        values, info = self.fit_calibration(outputs, self.calibration)
+        self.keep_calibration(values)
+        return self.calibration_report(values, info)
+
+    def use_calibration(self, on: bool = True) -> None:
+        """Report the calibrated probabilities (``True``, the default) or the raw ones (``--uncalibrated``)."""
+        self.reports_calibrated = bool(on)
+
+    def calibration_outputs(self, batch) -> dict:
+        """The dev outputs a calibration is fitted on (each model's own scores and the gold of every view)."""
+        raise NotImplementedError
+
+    def fit_calibration(self, outputs, settings: CalibrationSettings) -> tuple[torch.Tensor, dict]:
+        raise NotImplementedError
+
+    def keep_calibration(self, values: torch.Tensor) -> None:
+        raise NotImplementedError
+
+    def calibration_report(self, values: torch.Tensor, info: dict) -> dict:
+        raise NotImplementedError
+
     # --- evaluation --------------------------------------------------------------------------------
     def validation_step(self, batch, batch_idx):
         self._evaluate(batch, "val")
@@ -217,15 +267,23 @@ class FallacyModule(L.LightningModule):
     def metric_for(self, split: str):
         return self.val_metric if split == "val" else self.test_metric
 
-    def count_predictions(self, split: str, predicted: int, gold: int) -> None:
-        self._counts[split][0] += predicted
-        self._counts[split][1] += gold
+    def count_predictions(
+        self, split: str, predicted: int, gold: int, gold_views: int | None = None, judged: int | None = None
+    ) -> None:
+        """Add a batch's predicted and gold spans / labels; ``gold_views``: the views the gold holds (default the
+        model's; more for a one-view model scored against every annotator); ``judged``: the predictions a collapse
+        is judged on, when not ``predicted`` (``collapse_message``)."""
+        counts = self._counts[split]
+        counts[0] += predicted
+        counts[1] += gold
+        counts[2] += predicted if judged is None else judged
+        self._gold_views[split] = gold_views or self.num_views
 
     def on_validation_epoch_start(self) -> None:
-        self._counts["val"] = [0, 0]
+        self._counts["val"] = [0, 0, 0]
 
     def on_test_epoch_start(self) -> None:
-        self._counts["test"] = [0, 0]
+        self._counts["test"] = [0, 0, 0]
 
     def on_validation_epoch_end(self) -> None:
         self._finish_epoch("val")
@@ -244,24 +302,29 @@ class FallacyModule(L.LightningModule):
             metric.reset()
         self._warn_if_collapsed(split)
 
+    # whether a split's predicted/gold counts can show a collapse (a soft-target post head, whose probabilities are
+    # shares mostly below any threshold, predicts few labels by design: it is judged by its dev loss)
+    warns_on_collapse = True
+
     def _warn_if_collapsed(self, split: str) -> None:
-        """The 40-CRF collapse (every decoder says O) looks fine in the loss; say so loudly. The counts are sums
-        over the processes of a distributed run (each holds its share of the posts), warned about once."""
+        """The 40-CRF collapse (every decoder says O) looks fine in the loss; say so loudly. Counted per view (a
+        one-view model against the mean of the gold views) and summed over the processes of a distributed run
+        (each holds its share of the posts), warned about once, in the words of the model's heads
+        (``collapse_message``)."""
         if self.trainer is not None and self.trainer.sanity_checking:
             return
         local = torch.tensor(self._counts[split], dtype=torch.int64, device=self.device)
-        predicted, gold = (int(n) for n in self.trainer.strategy.reduce(local, reduce_op="sum"))
-        if gold > 0 and predicted < COLLAPSE_FRACTION * gold:
-            what = self.unit_name
-            rank_zero_warn(
-                f"{split}: the model predicted {predicted} {what} where the gold data has {gold} "
-                f"(< {COLLAPSE_FRACTION:.0%}); its decoders may have collapsed to predicting nothing. "
-                "Try a higher model.module.head_lr, a lower model.module.o_bias, a lower learning rate for the encoder, "
-                "or more epochs."
-            )
+        _, gold, judged = (int(n) for n in self.trainer.strategy.reduce(local, reduce_op="sum"))
+        per_view = judged / self.num_views, gold / self._gold_views.get(split, self.num_views)
+        if self.warns_on_collapse and gold > 0 and per_view[0] < COLLAPSE_FRACTION * per_view[1]:
+            rank_zero_warn(f"{split}: {self.collapse_message(*per_view)}")
         # each process logs its own counts; Lightning sums them (a mean would halve them under two processes)
-        mine_predicted, mine_gold = self._counts[split]
+        mine_predicted, mine_gold, _ = self._counts[split]
         self.log(f"{split}/predicted_{self.unit_name}", float(mine_predicted), sync_dist=True, reduce_fx="sum")
         self.log(f"{split}/gold_{self.unit_name}", float(mine_gold), sync_dist=True, reduce_fx="sum")
+
+    def collapse_message(self, predicted: float, gold: float) -> str:
+        """The collapse warning for ``predicted`` and ``gold`` items per view, naming the options that help."""
+        raise NotImplementedError
 
     unit_name = "items"

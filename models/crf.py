@@ -127,8 +127,26 @@ class BatchedBIOCRF(nn.Module):
         tags = torch.stack(path, dim=-1)
         return tags * mask[:, None, :].long()
 
-    def marginals(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Posterior tag probabilities per word, ``[B, D, W, 3]``, by forward-backward in log space.
+    def tempered(
+        self, emissions: torch.Tensor, scale: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Emissions, transitions, start and end scores with BIO's rules applied, each decoder's multiplied by
+        ``scale`` ``[D]`` (``1 / T``: the tempered distribution ``p(y)^scale / Z``, ``models/calibration.py``;
+        ``None``: as they are)."""
+        transitions, start, end = self.constrained()
+        if scale is None:
+            return emissions, transitions, start, end
+        scale = scale.to(emissions)
+        return (
+            emissions * scale[None, :, None, None],
+            transitions.to(emissions) * scale[:, None, None],
+            start.to(emissions) * scale[:, None],
+            end.to(emissions) * scale[:, None],
+        )
+
+    def marginals(self, emissions: torch.Tensor, mask: torch.Tensor, scale: torch.Tensor | None = None) -> torch.Tensor:
+        """Posterior tag probabilities per word, ``[B, D, W, 3]``, by forward-backward in log space (of the CRF
+        tempered by ``scale`` ``[D]`` when given, ``tempered``).
 
         ``alpha_t(j)`` is the log-sum of the scores of every prefix ending in tag ``j`` at word ``t`` (the
         recursion of ``_log_partition``), ``beta_t(i)`` that of every suffix after word ``t`` given tag ``i``
@@ -136,7 +154,7 @@ class BatchedBIOCRF(nn.Module):
         Each real word's three values sum to 1; padded words (and posts without words) get 0 for every tag.
         """
         mask = mask.bool()
-        transitions, start, end = self.constrained()
+        emissions, transitions, start, end = self.tempered(emissions, scale)
         batch, decoders, words, _ = emissions.shape
         if words == 0:
             return emissions.new_zeros(batch, decoders, 0, NUM_TAGS)
@@ -159,11 +177,14 @@ class BatchedBIOCRF(nn.Module):
         log_marginals = torch.stack(alphas, dim=2) + torch.stack(betas, dim=2) - log_z[:, :, None, None]
         return log_marginals.exp() * mask[:, None, :, None].to(emissions.dtype)
 
-    def inside_probabilities(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """``P(word t is inside a span) = P(B) + P(I)`` per post, decoder and word, ``[B, D, W]`` (0 at padding).
+    def inside_probabilities(
+        self, emissions: torch.Tensor, mask: torch.Tensor, scale: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """``P(word t is inside a span) = P(B) + P(I)`` per post, decoder and word, ``[B, D, W]`` (0 at padding);
+        of the tempered CRF with ``scale`` ``[D]`` (its calibration, ``models/calibration.py``).
 
         Computed in float64 and returned in the emissions' dtype: in float32, ``exp(alpha + beta - log Z)`` of a
         near-certain word can come out at 1.00001, which is not a probability.
         """
-        marginals = self.marginals(emissions.double(), mask)
+        marginals = self.marginals(emissions.double(), mask, None if scale is None else scale.double())
         return (marginals[..., B] + marginals[..., I]).clamp(0.0, 1.0).to(emissions.dtype)

@@ -50,6 +50,17 @@ class _Ensemble(L.LightningModule):
         self.members = nn.ModuleList(members)
         self.labels = list(first.labels)
         self.num_views = first.num_views
+        self.reports_calibrated = True
+
+    def use_calibration(self, on: bool = True) -> None:
+        """Report the members' calibrated probabilities (the default) or their raw ones."""
+        self.reports_calibrated = bool(on)
+        for member in self.members:
+            member.use_calibration(on)
+
+    @property
+    def applies_calibration(self) -> bool:
+        return any(member.applies_calibration for member in self.members)
 
     def __len__(self) -> int:
         return len(self.members)
@@ -65,8 +76,16 @@ class MVMLEnsemble(PostOutputs, _Ensemble):
         self.register_buffer("thresholds", torch.stack([m.thresholds for m in members]).mean(0))
 
     def probabilities(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
-        """Mean label probabilities ``[B, V, C]``."""
+        """Mean raw label probabilities ``[B, V, C]`` (what the averaged thresholds decide on)."""
         return torch.stack([member.probabilities(batch) for member in self.members]).mean(0)
+
+    def probability_outputs(self, batch: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The mean of the members' raw probabilities and of their reported (calibrated) ones."""
+        scores = [member.probability_outputs(batch) for member in self.members]
+        raw = torch.stack([s["raw_probabilities"] for s in scores]).mean(0)
+        if not self.applies_calibration:
+            return {"raw_probabilities": raw, "probabilities": raw}
+        return {"raw_probabilities": raw, "probabilities": torch.stack([s["probabilities"] for s in scores]).mean(0)}
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Logits of the mean probabilities ``[B, V, C]`` (what a single MVML's forward returns)."""
@@ -97,16 +116,48 @@ class MVMDEnsemble(SpanOutputs, _Ensemble):
         """Mean of the members' emissions ``[B, D, W, 3]`` (no decision O bias)."""
         return torch.stack(self._member_emissions(batch)).mean(0)
 
+    def emission_pair(self, batch: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The averaged emissions and decision emissions from one forward pass of each member."""
+        emissions = self._member_emissions(batch)
+        return torch.stack(emissions).mean(0), self._mean_decision(emissions)
+
     def decision_emissions(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Mean of the members' decision emissions ``[B, D, W, 3]``."""
         return self._mean_decision(self._member_emissions(batch))
 
-    def emission_pair(self, batch: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Both means from one forward pass of each member: the marginals come from the averaged emissions (each
-        member's decision O bias left out, as a single model leaves its own out), the tags from the averaged
-        decision emissions."""
+    def span_scores(self, batch: Mapping[str, torch.Tensor]):
+        """From one forward pass of each member: the averaged emissions (each member's decision O bias left out, as
+        a single model leaves its own out) and decision emissions, the raw marginals (of the averaged CRF over the
+        averaged emissions) and the reported ones: with calibrated members, the marginals of the average of their
+        tempered CRFs (each member's scores times its ``calibration_scale``), the ensemble of the distributions the
+        members report."""
         emissions = self._member_emissions(batch)
-        return torch.stack(emissions).mean(0), self._mean_decision(emissions)
+        mean, decision = torch.stack(emissions).mean(0), self._mean_decision(emissions)
+        mask = batch["word_mask"].bool()
+        raw = self.crf.inside_probabilities(mean.float(), mask)
+        if not self.applies_calibration:
+            return mean, decision, raw, raw
+        scales = [m.calibration_scale.to(e)[None, :, None, None] for m, e in zip(self.members, emissions)]
+        tempered = torch.stack([e * scale for e, scale in zip(emissions, scales)]).mean(0)
+        return (
+            mean,
+            decision,
+            raw,
+            self._tempered_crf().to(tempered.device).inside_probabilities(tempered.float(), mask),
+        )
+
+    def _tempered_crf(self) -> BatchedBIOCRF:
+        """A CRF whose scores are the mean of the members' scores each times its calibration scale."""
+        crf = BatchedBIOCRF(self.crf.num_decoders)
+        with torch.no_grad():
+            for name in ("transitions", "start_scores", "end_scores"):
+                scaled = [
+                    getattr(m.decoders.crf, name).detach().cpu()
+                    * m.calibration_scale.cpu().view(-1, *[1] * (getattr(m.decoders.crf, name).dim() - 1))
+                    for m in self.members
+                ]
+                getattr(crf, name).copy_(torch.stack(scaled).mean(0))
+        return crf.requires_grad_(False)
 
     def _member_emissions(self, batch: Mapping[str, torch.Tensor]) -> list[torch.Tensor]:
         return [member.emissions(batch) for member in self.members]

@@ -30,12 +30,14 @@ view's tag sequence as a repeated observation of the same CRFs, ``Σ_v w_v · NL
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from copy import deepcopy
 from typing import Any
 
 import torch
 
-from models.base import FallacyModule, masked_views, scoring_targets
+from models.base import COLLAPSE_FRACTION, FallacyModule, masked_views, scoring_targets
 from models.bio import tags_to_spans
+from models.calibration import CalibrationSettings, SpanCalibrationSettings, fit_span_calibration
 from models.decision_rules import DecisionSettings, SpanDecisionSettings, with_o_bias
 from models.encoder import ChunkedEncoder
 from models.heads import BIODecoders
@@ -75,6 +77,7 @@ class MVMD(SpanOutputs, FallacyModule):
         decision: DecisionSettings | Mapping | None = None,
         soft_targets: bool = False,
         view_weights: Sequence[float] | None = None,
+        calibration: CalibrationSettings | Mapping | None = None,
     ):
         super().__init__(encoder, optimizer, scheduler, discriminative_decay, gradual_unfreezing, head_lr, val_metric)
         labels = [str(label) for label in labels]
@@ -85,9 +88,10 @@ class MVMD(SpanOutputs, FallacyModule):
                 f"o_bias is the initial O bias, a number (got {o_bias!r}); a tuned decision O bias is "
                 "decision.tuned=true (model.module.decision.tuned=true)"
             )
-        self.save_hyperparameters(ignore=["encoder", "optimizer", "scheduler", "val_metric", "decision"])
+        self.save_hyperparameters(ignore=["encoder", "optimizer", "scheduler", "val_metric", "decision", "calibration"])
         self.record_encoder_hparams()
         self.keep_decision_settings(SpanDecisionSettings.of(decision))
+        self.keep_calibration_settings(SpanCalibrationSettings.of(calibration))
         self.labels = labels
         self.num_views = num_views
         self.soft_targets = bool(soft_targets)
@@ -98,11 +102,15 @@ class MVMD(SpanOutputs, FallacyModule):
         num_decoders = num_views * len(labels)
         self.decoders = BIODecoders(self.encoder.hidden_size, num_decoders, loss_weights, float(o_bias))
         self.register_buffer("decision_o_bias", torch.full((num_decoders,), float(self.decision.fixed)))
+        # 1 / T per decoder, the tempered CRF whose marginals are reported (models/calibration.py)
+        self.register_buffer("calibration_scale", torch.ones(num_decoders))
         self._register_load_state_dict_pre_hook(self._keep_bias_of_older_exports)
 
     def _keep_bias_of_older_exports(self, state_dict, prefix, *args, **kwargs) -> None:
-        """Models exported before tuned O biases existed have no buffer: they decoded without one."""
+        """Models exported before tuned O biases (calibration) existed have no buffer: they decoded without one
+        (and reported the untempered marginals)."""
         state_dict.setdefault(prefix + "decision_o_bias", torch.zeros_like(self.decision_o_bias))
+        state_dict.setdefault(prefix + "calibration_scale", torch.ones_like(self.calibration_scale))
 
     @property
     def crf(self):
@@ -117,6 +125,50 @@ class MVMD(SpanOutputs, FallacyModule):
         """The decoders' emissions and the ones decoding uses (with the decision O bias), from one forward pass."""
         emissions = self.emissions(batch)
         return emissions, self.with_decision_bias(emissions)
+
+    def span_scores(self, batch: Mapping[str, torch.Tensor]):
+        """From one forward pass: the emissions, the decision emissions, the raw marginals ``P(inside)`` and the
+        reported ones (the tempered CRF's when the model is calibrated and reports it; else the raw ones)."""
+        emissions, decision = self.emission_pair(batch)
+        mask = batch["word_mask"].bool()
+        raw = self.crf.inside_probabilities(emissions.float(), mask)
+        if not self.applies_calibration:
+            return emissions, decision, raw, raw
+        return emissions, decision, raw, self.crf.inside_probabilities(emissions.float(), mask, self.calibration_scale)
+
+    @property
+    def applies_calibration(self) -> bool:
+        """Whether reported marginals differ from the raw ones: a fitted calibration, not switched off."""
+        return self.reports_calibrated and bool((self.calibration_scale != 1).any())
+
+    def calibration_outputs(self, batch: Mapping[str, torch.Tensor]) -> dict:
+        return self.dev_outputs(batch)
+
+    def fit_calibration(self, outputs, settings: CalibrationSettings) -> tuple[torch.Tensor, dict]:
+        """Each decoder's ``1 / T`` ``[D]`` of ``settings`` fitted on dev outputs (``emissions``, ``gold``)."""
+        return fit_span_calibration(self.crf, outputs, self.num_views, len(self.labels), settings)
+
+    def keep_calibration(self, values: torch.Tensor) -> None:
+        self.calibration_scale.copy_(values.to(self.calibration_scale))
+
+    @torch.no_grad()
+    def apply_calibration(self, outputs, values: torch.Tensor) -> list[dict]:
+        """Raw prediction outputs (with ``emissions``) whose ``inside`` are the marginals tempered by ``values``."""
+        crf = self.crf if self.crf.transitions.device.type == "cpu" else deepcopy(self.crf).cpu()
+        return [
+            {
+                **batch,
+                "inside": crf.inside_probabilities(batch["emissions"].float(), batch["word_mask"].bool(), values),
+            }
+            for batch in outputs
+        ]
+
+    def calibration_report(self, values: torch.Tensor, info: dict) -> dict:
+        per_view: dict = {}
+        for d, value in enumerate(values.tolist()):
+            view, label = divmod(d, len(self.labels))
+            per_view.setdefault(f"a{view + 1}", {})[self.labels[label]] = round(1.0 / value, 4)
+        return {"temperature": per_view, **info}
 
     def decision_emissions(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The emissions that decoding uses: the decoders' scores plus each one's decision O bias."""
@@ -155,7 +207,10 @@ class MVMD(SpanOutputs, FallacyModule):
         gold_views = gold_tags.shape[1] // len(self.labels)  # every annotator's, also for one decoder set
         gold = masked_views(self.batch_spans(gold_tags, mask, gold_views), annotated)
         self.count_predictions(
-            split, sum(len(v) for post in predicted for v in post), sum(len(v or ()) for post in gold for v in post)
+            split,
+            sum(len(v) for post in predicted for v in post),
+            sum(len(v or ()) for post in gold for v in post),
+            gold_views,
         )
         metric = self.metric_for(split)
         if metric is not None:
@@ -171,6 +226,14 @@ class MVMD(SpanOutputs, FallacyModule):
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
         """Decoded tags and the CRF marginals ``inside`` (``models.outputs.SpanOutputs.predict_outputs``)."""
         return self.predict_outputs(batch)
+
+    def collapse_message(self, predicted: float, gold: float) -> str:
+        return (
+            f"the span decoders predicted {predicted:.4g} spans per view where the gold data has {gold:.4g} per view "
+            f"(< {COLLAPSE_FRACTION:.0%}); they may have collapsed to predicting only O. Try a higher "
+            "model.module.head_lr, a lower model.module.o_bias, a lower model.module.optimizer.lr (the encoder's), "
+            "or more epochs (trainer.max_epochs)."
+        )
 
     def keep_decision(self, values: torch.Tensor) -> None:
         self.decision_o_bias.copy_(values.to(self.decision_o_bias))

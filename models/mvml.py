@@ -22,8 +22,14 @@ from typing import Any
 
 import torch
 
-from models.base import FallacyModule, masked_views, scoring_targets
-from models.decision_rules import DecisionSettings, PostDecisionSettings
+from models.base import COLLAPSE_FRACTION, FallacyModule, gold_of, masked_views, scoring_targets
+from models.calibration import (
+    CalibrationSettings,
+    PostCalibrationSettings,
+    apply_post_calibration,
+    fit_post_calibration,
+)
+from models.decision_rules import THRESHOLD_GRID, DecisionSettings, PostDecisionSettings
 from models.encoder import ChunkedEncoder
 from models.heads import MultiLabelHead
 from models.outputs import PostOutputs
@@ -48,14 +54,16 @@ class MVML(PostOutputs, FallacyModule):
         head_lr: float | None = None,
         val_metric=None,
         soft_targets: bool = False,
+        calibration: CalibrationSettings | Mapping | None = None,
     ):
         super().__init__(encoder, optimizer, scheduler, discriminative_decay, gradual_unfreezing, head_lr, val_metric)
         labels = [str(label) for label in labels]
         if not labels:
             raise ValueError("MVML needs the task's labels")
-        self.save_hyperparameters(ignore=["encoder", "optimizer", "scheduler", "val_metric", "decision"])
+        self.save_hyperparameters(ignore=["encoder", "optimizer", "scheduler", "val_metric", "decision", "calibration"])
         self.record_encoder_hparams()
         self.keep_decision_settings(PostDecisionSettings.of(decision))
+        self.keep_calibration_settings(PostCalibrationSettings.of(calibration))
         self.labels = labels
         self.num_views = num_views
         self.soft_targets = bool(soft_targets)
@@ -63,6 +71,9 @@ class MVML(PostOutputs, FallacyModule):
             raise ValueError(f"soft_targets trains one head: num_views must be 1, got {num_views}")
         self.head = MultiLabelHead(self.encoder.hidden_size, num_views, len(labels))
         self.register_buffer("thresholds", torch.full((num_views, len(labels)), float(self.threshold)))
+        # sigmoid(scale · logit + shift) per view and label: fitted on dev after training (models/calibration.py)
+        self.register_buffer("calibration_scale", torch.ones(num_views, len(labels)))
+        self.register_buffer("calibration_shift", torch.zeros(num_views, len(labels)))
         self._register_load_state_dict_pre_hook(self._keep_thresholds_of_older_exports)
 
     @property
@@ -71,8 +82,11 @@ class MVML(PostOutputs, FallacyModule):
         return float(self.decision.fixed)
 
     def _keep_thresholds_of_older_exports(self, state_dict, prefix, *args, **kwargs) -> None:
-        """Models exported before tuned thresholds existed have no buffer: they used the one τ."""
+        """Models exported before tuned thresholds (calibration) existed have no buffer: they used the one τ (and
+        reported their raw probabilities)."""
         state_dict.setdefault(prefix + "thresholds", torch.full_like(self.thresholds, self.threshold))
+        state_dict.setdefault(prefix + "calibration_scale", torch.ones_like(self.calibration_scale))
+        state_dict.setdefault(prefix + "calibration_shift", torch.zeros_like(self.calibration_shift))
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Logits ``[B, V, C]``."""
@@ -97,11 +111,16 @@ class MVML(PostOutputs, FallacyModule):
         logits = self(batch)
         size = batch["input_ids"].shape[0]
         self.log(f"{split}/loss", self.loss(logits, batch), batch_size=size, sync_dist=True)
-        predicted = self.label_sets(self.decide(torch.sigmoid(logits)))
+        probabilities = torch.sigmoid(logits)
+        predicted = self.label_sets(self.decide(probabilities))
         gold_labels, annotated = scoring_targets(batch, "labels")
         gold = masked_views(self.label_sets(gold_labels > 0.5), annotated)
         self.count_predictions(
-            split, sum(len(v) for post in predicted for v in post), sum(len(v or ()) for post in gold for v in post)
+            split,
+            sum(len(v) for post in predicted for v in post),
+            sum(len(v or ()) for post in gold for v in post),
+            gold_labels.shape[1],
+            judged=int((probabilities >= self.collapse_thresholds().to(probabilities)).sum()),
         )
         metric = self.metric_for(split)
         if metric is not None:
@@ -117,12 +136,102 @@ class MVML(PostOutputs, FallacyModule):
         return probabilities >= self.thresholds.to(probabilities.dtype)
 
     def probabilities(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
-        """Label probabilities ``[B, V, C]``."""
+        """Label probabilities ``[B, V, C]``: the raw sigmoid, which the thresholds decide on."""
         return torch.sigmoid(self(batch))
+
+    def probability_outputs(self, batch: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """From one forward pass: ``raw_probabilities`` (the decisions'), ``probabilities`` (what the model reports:
+        calibrated when it has a calibration and reports it, ``models/calibration.py``) and the ``logits``."""
+        logits = self(batch)
+        raw = torch.sigmoid(logits)
+        reported = self.calibrated(logits) if self.applies_calibration else raw
+        return {"raw_probabilities": raw, "probabilities": reported, "logits": logits}
+
+    def calibrated(self, logits: torch.Tensor) -> torch.Tensor:
+        return apply_post_calibration(logits, self.calibration_scale, self.calibration_shift)
+
+    @property
+    def applies_calibration(self) -> bool:
+        """Whether reported probabilities differ from the raw ones: a fitted calibration, not switched off."""
+        fitted = bool((self.calibration_scale != 1).any() or (self.calibration_shift != 0).any())
+        return self.reports_calibrated and fitted
+
+    def calibration_outputs(self, batch: Mapping[str, torch.Tensor]) -> dict:
+        """What a calibration is fitted on: the dev logits and the gold of every annotator view."""
+        return {"logits": self(batch).cpu(), **gold_of(batch, "labels")}
+
+    def fit_calibration(self, outputs, settings: CalibrationSettings) -> tuple[torch.Tensor, dict]:
+        """``[2, V, C]`` (scale, shift) of ``settings`` fitted on dev outputs (with ``logits`` and ``gold``)."""
+        if not outputs:
+            return torch.stack(
+                [torch.ones(self.calibration_scale.shape), torch.zeros(self.calibration_shift.shape)]
+            ), {}
+        logits = torch.cat([batch["logits"] for batch in outputs])
+        gold = torch.cat([batch["gold"] for batch in outputs])
+        annotated = [batch.get("annotated") for batch in outputs]
+        mask = None if any(a is None for a in annotated) else torch.cat(annotated)
+        scale, shift, info = fit_post_calibration(logits, gold, mask, settings)
+        return torch.stack([scale, shift]), info
+
+    def keep_calibration(self, values: torch.Tensor) -> None:
+        self.calibration_scale.copy_(values[0].to(self.calibration_scale))
+        self.calibration_shift.copy_(values[1].to(self.calibration_shift))
+
+    def apply_calibration(self, outputs, values: torch.Tensor) -> list[dict]:
+        """Raw prediction outputs (with ``logits``) whose ``probabilities`` are calibrated with ``values`` instead."""
+        return [
+            {**batch, "probabilities": apply_post_calibration(batch["logits"].float(), values[0], values[1])}
+            for batch in outputs
+        ]
+
+    def calibration_report(self, values: torch.Tensor, info: dict) -> dict:
+        def per_view(table: torch.Tensor, invert: bool) -> dict:
+            return {
+                f"a{v + 1}": {
+                    label: round(1.0 / value if invert else value, 4)
+                    for label, value in zip(self.labels, table[v].tolist())
+                }
+                for v in range(self.num_views)
+            }
+
+        report = {"temperature": per_view(values[0], True), **info}
+        if info.get("method") == "platt":
+            report["shift"] = per_view(values[1], False)
+        return report
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):
         """Probabilities and their decisions (``models.outputs.PostOutputs.predict_outputs``)."""
         return self.predict_outputs(batch)
+
+    @property
+    def warns_on_collapse(self) -> bool:
+        """A soft-target head predicts shares, mostly below any threshold: few labels are no collapse (its dev
+        measure is its soft loss, ``val/loss``)."""
+        return not self.soft_targets
+
+    def lowest_tuned_threshold(self) -> float:
+        """The lowest threshold the decision rule may choose after training: ``decision.floor`` (or the grid's
+        lowest) for a tuned rule, the thresholds themselves for a fixed one."""
+        return float(self.decision.floor) if self.decision.floor is not None else float(THRESHOLD_GRID[0])
+
+    def collapse_thresholds(self) -> torch.Tensor:
+        """The thresholds a collapse is judged at (``[V, C]``): the decision rule's, and for a tuned rule, which is
+        fitted only after training, the lowest it may choose, so that a head it can still rescue is no alarm."""
+        if not self.decision.tuned:
+            return self.thresholds
+        return torch.clamp(self.thresholds, max=self.lowest_tuned_threshold())
+
+    def collapse_message(self, predicted: float, gold: float) -> str:
+        if self.decision.tuned:
+            rule = f"a probability of {self.lowest_tuned_threshold():g}, the lowest threshold the tuned rule may choose"
+            option = "a lower model.module.decision.floor"
+        else:
+            rule, option = f"τ = {self.threshold:g}", "a lower model.module.decision.fixed (τ)"
+        return (
+            f"the post heads gave {predicted:.4g} labels per view at their decision rule ({rule}) where the gold "
+            f"data has {gold:.4g} per view (< {COLLAPSE_FRACTION:.0%}); they may have collapsed to predicting no "
+            f"label. Try a higher model.module.head_lr, more epochs (trainer.max_epochs) or {option}."
+        )
 
     def keep_decision(self, values: torch.Tensor) -> None:
         self.thresholds.copy_(values.to(self.thresholds))

@@ -16,6 +16,11 @@ which of the two they hold:
   ``FallacyModule.tune_decisions`` (``o_bias``/``threshold`` tuned by ``train.py``) calls;
 - ``apply_decision(outputs, values)``: raw outputs decided again under other values, as ``predict_step`` dicts.
 
+A calibrated model (``models/calibration.py``) reports calibrated ``inside`` / ``probabilities`` and keeps the raw
+ones beside them (``raw_inside`` / ``raw_probabilities``); decisions are taken, and decision rules fitted, on the
+raw scores, so a calibration moves no hard decision. Single models also answer ``fit_calibration`` /
+``apply_calibration`` (``models/mvml.py``, ``models/mvmd.py``); an ensemble reports its members' calibrations.
+
 Every tensor they return is on the CPU.
 """
 
@@ -26,7 +31,7 @@ from copy import deepcopy
 
 import torch
 
-from models.base import scoring_targets
+from models.base import gold_of
 from models.decision_rules import (
     DecisionSettings,
     SpanDev,
@@ -39,38 +44,37 @@ from models.decision_rules import (
 )
 
 
-def _gold(batch: Mapping[str, torch.Tensor], key: str) -> dict:
-    """``gold`` and ``annotated`` of a labelled batch (nothing for an unlabelled one)."""
-    if key not in batch and f"gold_{key}" not in batch:
-        return {}
-    gold, annotated = scoring_targets(batch, key)
-    return {"gold": gold.cpu(), "annotated": None if annotated is None else annotated.cpu()}
-
-
 class SpanOutputs:
     """For span models: needs ``crf`` (the CRF that decodes), ``emissions(batch)`` (the decoders' scores
-    ``[B, D, W, 3]``), ``emission_pair(batch)`` (those and the ones decoding uses, with the decision O bias),
-    ``labels`` and ``num_views``."""
+    ``[B, D, W, 3]``), ``span_scores(batch)`` (those, the ones decoding uses, with the decision O bias, and the raw
+    and reported marginals), ``labels`` and ``num_views``."""
 
     def predict_outputs(self, batch: Mapping[str, torch.Tensor], raw: bool = False) -> dict:
         """Decoded tags, and ``inside`` ``[B, D, W]``: each word's CRF marginal of lying in a span of the decoder's
-        label. The marginals are those of the model's own emissions; the decision O bias is a decision rule (like
-        MVML's thresholds) and moves only the tags (``docs/soft-labels.md``)."""
-        emissions, decision = self.emission_pair(batch)
+        label. The marginals are those of the model's own emissions (of its tempered CRF when it is calibrated,
+        ``models/calibration.py``, the uncalibrated ones then also as ``raw_inside``); the decision O bias is a
+        decision rule (like MVML's thresholds) and moves only the tags (``docs/soft-labels.md``)."""
+        emissions, decision, raw_inside, inside = self.span_scores(batch)
         mask = batch["word_mask"]
         out = {
             "post_index": batch["post_index"].cpu(),
             "tags": self.crf.viterbi(decision.float(), mask).cpu(),
             "num_words": mask.sum(-1).cpu(),
-            "inside": self.crf.inside_probabilities(emissions.float(), mask.bool()).cpu(),
+            "inside": inside.cpu(),
         }
+        if inside is not raw_inside:
+            out["raw_inside"] = raw_inside.cpu()
         if raw:
             out.update(emissions=emissions.cpu(), decision_emissions=decision.cpu(), word_mask=mask.cpu())
-            out.update(_gold(batch, "tags"))
+            out.update(gold_of(batch, "tags"))
         return out
 
     def dev_outputs(self, batch: Mapping[str, torch.Tensor]) -> dict:
-        return {"emissions": self.emissions(batch).cpu(), "word_mask": batch["word_mask"].cpu(), **_gold(batch, "tags")}
+        return {
+            "emissions": self.emissions(batch).cpu(),
+            "word_mask": batch["word_mask"].cpu(),
+            **gold_of(batch, "tags"),
+        }
 
     def observations(self, outputs: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """One batch's dev ``(emissions, tags, mask)`` against every gold view (``span_observations`` says how one
@@ -112,31 +116,38 @@ class SpanOutputs:
             emissions, mask = batch["emissions"].to(device), batch["word_mask"].to(device)
             decided.append(
                 {
-                    "post_index": batch["post_index"],
+                    **batch,
                     "tags": self.crf.viterbi(with_o_bias(emissions, bias.to(device)).float(), mask).cpu(),
-                    "num_words": batch["num_words"],
-                    "inside": batch["inside"],
                 }
             )
         return decided
 
 
 class PostOutputs:
-    """For post models: needs ``probabilities(batch)`` ``[B, V, C]``, ``decide(probabilities)`` and ``num_views``."""
+    """For post models: needs ``probabilities(batch)`` ``[B, V, C]`` (raw, the decisions'), ``probability_outputs(batch)``
+    (those and the reported ones), ``decide(probabilities)`` and ``num_views``."""
 
     def predict_outputs(self, batch: Mapping[str, torch.Tensor], raw: bool = False) -> dict:
-        probabilities = self.probabilities(batch)
+        """The reported ``probabilities`` (calibrated when the model is, the raw ones then also as
+        ``raw_probabilities``) and the decisions taken on the raw ones; with ``raw``, the ``logits`` too (a single
+        model's) and the gold."""
+        scores = self.probability_outputs(batch)
+        decided_on = scores["raw_probabilities"]
         out = {
             "post_index": batch["post_index"].cpu(),
-            "probabilities": probabilities.cpu(),
-            "predicted": self.decide(probabilities).cpu(),
+            "probabilities": scores["probabilities"].cpu(),
+            "predicted": self.decide(decided_on).cpu(),
         }
+        if scores["probabilities"] is not decided_on:
+            out["raw_probabilities"] = decided_on.cpu()
         if raw:
-            out.update(_gold(batch, "labels"))
+            if "logits" in scores:
+                out["logits"] = scores["logits"].cpu()
+            out.update(gold_of(batch, "labels"))
         return out
 
     def dev_outputs(self, batch: Mapping[str, torch.Tensor]) -> dict:
-        return {"probabilities": self.probabilities(batch).cpu(), **_gold(batch, "labels")}
+        return {"probabilities": self.probabilities(batch).cpu(), **gold_of(batch, "labels")}
 
     def observations(self, outputs: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """One batch's dev ``(probabilities, targets)`` ``[N, V, C]`` against every gold view (``post_observations``
@@ -165,10 +176,10 @@ class PostOutputs:
 
     @torch.no_grad()
     def apply_decision(self, outputs: Sequence[Mapping], thresholds: torch.Tensor) -> list[dict]:
-        """``predict_step`` dicts of raw outputs decided with ``thresholds`` (``[V, C]``, or one τ) instead."""
+        """``predict_step`` dicts of raw outputs decided with ``thresholds`` (``[V, C]``, or one τ) instead, on the raw
+        probabilities (a calibration moves what is reported, not what is decided)."""
         decided = []
         for batch in outputs:
-            probabilities = batch["probabilities"]
-            predicted = probabilities >= thresholds.to(probabilities.dtype)
-            decided.append({"post_index": batch["post_index"], "probabilities": probabilities, "predicted": predicted})
+            probabilities = batch.get("raw_probabilities", batch["probabilities"])  # what the thresholds decide on
+            decided.append({**batch, "predicted": probabilities >= thresholds.to(probabilities.dtype)})
         return decided

@@ -4,7 +4,8 @@ The ``model`` block of a fold's ``model.json`` (and the architecture part of an 
 
     {"name": "mvmd", "architecture": "MVMD", "dropout": 0.2,
      "module": {"head_lr": 0.01, "o_bias": 0.0, ...,           # the architecture's own arguments
-                "decision": {"tuned": true, "fixed": 0.0, "scope": "own", ...}},  # models.decision_rules
+                "decision": {"tuned": true, "fixed": 0.0, "scope": "own", ...},   # models.decision_rules
+                "calibration": {"method": "temperature", "scope": "own", ...}},  # models.calibration
      "optimizer": {"name": "adamw", "lr": 0.0001, "betas": [0.9, 0.99], "weight_decay": 0.01},
      "scheduler": {"name": "slanted_triangular", "cut_frac": 0.3, "ratio": 32}}
 
@@ -29,6 +30,7 @@ from pydantic import Field
 
 from common.errors import UserError
 from common.untrusted import Strict, dotted, refuse_code, validated
+from models.calibration import PostCalibrationSettings, SpanCalibrationSettings
 from models.decision_rules import PostDecisionSettings, SpanDecisionSettings
 from models.registry import ARCHITECTURES, NO_SCHEDULER, OPTIMIZERS, SCHEDULERS
 
@@ -75,6 +77,7 @@ class SharedModuleSettings(Strict):
 
 class MvmlSettings(SharedModuleSettings):
     decision: PostDecisionSettings = PostDecisionSettings()
+    calibration: PostCalibrationSettings = PostCalibrationSettings()  # absent from older folders: uncalibrated
 
 
 class MvmdSettings(SharedModuleSettings):
@@ -82,6 +85,7 @@ class MvmdSettings(SharedModuleSettings):
     loss_weights: Annotated[list[Annotated[float, Field(ge=0, le=10**6)]], Field(max_length=10**5)] | None = None
     o_bias: Annotated[float, Field(ge=-1000, le=1000)] = 0.0
     decision: SpanDecisionSettings = SpanDecisionSettings()
+    calibration: SpanCalibrationSettings = SpanCalibrationSettings()  # absent from older folders: uncalibrated
     view_weights: Annotated[list[Annotated[float, Field(ge=0, le=10**6)]], Field(max_length=10**4)] | None = None
 
 

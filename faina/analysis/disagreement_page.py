@@ -96,7 +96,7 @@ def show(
     limit: int | None = None,
     labels: str = "faina",
 ) -> Path:
-    inventory = LabelInventory.load(labels)
+    inventory = LabelInventory.load(labels).chosen_with("--labels")  # faina.show's option
     gold = read_any(file, inventory, level="span")
     refuse_not_annotated(gold, "faina.show")
     if not gold.labelled:

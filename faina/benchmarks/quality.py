@@ -4,7 +4,8 @@ An option that beats the paper's recipe on the synthetic sample may lose on real
 the docs may recommend on a Faina-format corpus (by default the toxic-spans development corpus) before they
 recommend it (docs/benchmark-quality.md has the measurements). ``run_benchmark`` trains the grid (tasks × recipes ×
 lengths × seeds, ``quality_runs``), scores each model under every decision rule and each ensemble of the first K seed models
-(``quality_scores``), and writes the report (``quality_report``); ``scripts/benchmark_quality.py`` is its command.
+(``quality_scores``), and its probabilities under every calibration (``calibration_scores``), and writes the reports
+(``quality_report``, ``calibration_report``); ``scripts/benchmark_quality.py`` is its command.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from faina.benchmarks.calibration_report import calibration_markdown, calibration_rows, saved_rows
+from faina.benchmarks.calibration_scores import evaluate_calibration
 from faina.benchmarks.quality_report import machine_line, markdown, plot, summarise
 from faina.benchmarks.quality_runs import (
     QUICK_EPOCHS,
@@ -21,6 +24,7 @@ from faina.benchmarks.quality_runs import (
     default_length,
     epochs_trained,
     lengths_of,
+    overrides_tag,
     prepare_corpus,
     run_name,
     train,
@@ -53,7 +57,7 @@ def run_benchmark(
     out = out.resolve()
     files = prepare_corpus(corpus.resolve(), out, quick)
     runs_dir = out / "runs"
-    runs, scored_ensembles = [], []
+    runs, scored_ensembles, calibrations = [], [], []
     lengths = {task: lengths_of(task, epochs, patiences) for task in tasks}
     for task in tasks:
         for recipe in recipes:
@@ -66,6 +70,8 @@ def run_benchmark(
                     folder = train(task, recipe, length, seed, files, runs_dir, overrides, log)
                     scores = evaluate_run(task, recipe, seed, folder, files, log)
                     runs.append({**scores, "length": length, "epochs_trained": epochs_trained(folder, length)})
+                    calibration = evaluate_calibration(task, recipe, seed, folder, files, log)
+                    calibrations.append({**calibration, "length": length.label})
                     finished.append(seed)
                 for size in ensembles:
                     if 1 < size <= len(finished):
@@ -91,4 +97,22 @@ def run_benchmark(
     (out / "report.md").write_text(markdown(rows, machine, overrides, defaults))
     if rows:
         plot(rows, out / "report.png")
+    if calibrations:
+        name = calibration_report_name(tasks, [length for task in tasks for length in lengths[task]], overrides)
+        write_calibration_report(calibrations, out, name, machine)
     return report
+
+
+def calibration_report_name(tasks: Sequence[str], lengths: Sequence[Length], overrides: Sequence[str] = ()) -> str:
+    """``calibration-report-post-f-e10``: one file per grid, so grids of other lengths sharing ``--out`` keep theirs."""
+    tags = "-".join(dict.fromkeys(length.tag for length in lengths))
+    return f"calibration-report-{'-'.join(tasks)}-{tags}{overrides_tag(overrides)}"
+
+
+def write_calibration_report(calibrations: list[dict], out: Path, name: str, machine: str) -> Path:
+    """``<name>.json`` and ``<name>.md`` under ``out`` (``faina.benchmarks.calibration_report``)."""
+    rows = calibration_rows(calibrations)
+    (out / f"{name}.json").write_text(json.dumps({"machine": machine, "rows": saved_rows(rows)}, indent=2))
+    path = out / f"{name}.md"
+    path.write_text(calibration_markdown(rows, machine))
+    return path

@@ -121,7 +121,7 @@ def prepare_corpus(corpus_dir: Path, out: Path, quick: bool) -> dict[str, Path]:
             )
     if not labels.is_file():
         raise UserError("the corpus has no labels.yaml", path=str(corpus_dir), fix="add its label inventory")
-    inventory = LabelInventory.load(labels)
+    inventory = LabelInventory.load(labels).chosen_with("--corpus (its labels.yaml)")
     folder = out / "corpus"
     folder.mkdir(parents=True, exist_ok=True)
     for name, quick_posts in QUICK_POSTS.items():
@@ -254,4 +254,6 @@ def _task_data(task: str, train_path: str, test_path: str, labels_path: str, tar
     from faina.data.task_data import load_task_data
 
     level = TASKS[task][0]
-    return load_task_data(train_path, test_path, level, "fine", labels_path, targets=targets)
+    return load_task_data(
+        train_path, test_path, level, "fine", labels_path, targets=targets, labels_option="--corpus (its labels.yaml)"
+    )

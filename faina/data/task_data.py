@@ -89,8 +89,11 @@ def load_task_data(
     repair: bool = False,
     data_name: str = "data",
     targets: str = "views",
+    labels_option: str = "data.labels",
 ) -> TaskData:
-    inventory = LabelInventory.load(labels)
+    """The task's data from its files; ``labels_option``: the option that chose ``labels`` (what a message about a
+    label outside the inventory names: ``train.py``'s ``data.labels``, a benchmark's ``--corpus``)."""
+    inventory = LabelInventory.load(labels).chosen_with(labels_option)
     if not Path(train_path).is_file():
         raise _missing_data(train_path, data_name)
     labelled = read_level(train_path, level, grain, inventory, repair)

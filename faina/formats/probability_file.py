@@ -202,3 +202,13 @@ def _values(value, level: str, num_tokens: int, view: str, label: str, path: str
                 fix="write probabilities as numbers in [0, 1]",
             )
     return value if level == "span" else float(value)
+
+
+def refuse_uncalibrated_alone(args) -> None:
+    """``faina.predict`` / ``faina.tag``: ``--uncalibrated`` chooses which probabilities ``--probabilities``
+    writes; alone it would do nothing, which is one message, not a silently ignored option."""
+    if args.uncalibrated and not args.probabilities:
+        raise UserError(
+            "--uncalibrated chooses the probabilities that --probabilities writes, and no --probabilities was given",
+            fix="add --probabilities PATH, or drop --uncalibrated",
+        )

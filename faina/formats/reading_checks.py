@@ -23,12 +23,12 @@ def allowed_labels(inventory: LabelInventory, grain: str | None) -> set[str]:
 def unknown_label_error(label: str, allowed: Iterable[str], inventory: LabelInventory, path, line) -> UserError:
     close = difflib.get_close_matches(label, list(allowed), n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
+    other = f", or give {inventory.option} an inventory that has it" if inventory.option else ""
     return UserError(
         f"unknown label {label!r}",
         path=path,
         line=line,
-        fix=f"{hint}use a label of the inventory {inventory.name!r} ({inventory.source}) "
-        "or set data.labels to an inventory that has it",
+        fix=f"{hint}use a label of the inventory {inventory.name!r} ({inventory.source}){other}",
     )
 
 

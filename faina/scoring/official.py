@@ -170,7 +170,7 @@ def _evaluate(
     soft: str | Path | None = None,
     prior_from: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Hard scores (``scores``, ``counts``) and, with ``soft`` (a probabilities.jsonl), ``soft_labels``."""
+    """Hard scores (``scores``, ``counts``) and, with ``soft`` (a probabilities.jsonl), ``probability_scores``."""
     level, grain = parse_task(task)
     if exact and level != "span":
         raise UserError(
@@ -186,14 +186,14 @@ def _evaluate(
     else:
         outcome = score_posts(grain, gold_c, pred_c, inventory, one_pred=one_pred, per_label=per_label)
     if soft is not None:
-        outcome["soft_labels"] = _soft_labels(level, grain, gold_c, pred_c, soft, prior_from, inventory)
+        outcome["probability_scores"] = _soft_labels(level, grain, gold_c, pred_c, soft, prior_from, inventory)
     return outcome
 
 
 def _soft_labels(
     level: str, grain: str, gold, pred, soft: str | Path, prior_from: str | Path | None, inventory: LabelInventory
 ) -> dict[str, Any]:
-    """``faina.evaluate --soft``: the soft-label block of ``faina.scoring.soft_scores`` (docs/soft-labels.md)."""
+    """``faina.evaluate --probabilities``: the probability-score block of ``faina.scoring.soft_scores`` (docs/soft-labels.md)."""
     from faina.formats.probability_file import read_probabilities
     from faina.scoring.soft_scores import soft_scores
 

@@ -1,5 +1,5 @@
-"""Soft-label scores of a probability file against a Faina gold file: ``faina.evaluate --soft`` and each fold's
-``metrics.json`` (key ``soft_labels``). The measures are ``metrics.soft_labels``'s; this module only turns files
+"""Soft-label scores of a probability file against a Faina gold file: ``faina.evaluate --probabilities`` and each
+fold's ``metrics.json`` (key ``probability_scores``, formerly ``soft_labels``). The measures are ``metrics.soft_labels``'s; this module only turns files
 into their arrays (docs/soft-labels.md):
 
 - items: posts (post level) or every token of every post (span level), in file order;
@@ -25,6 +25,22 @@ from common.errors import UserError
 from faina.formats.probability_file import ProbabilityFile
 from faina.formats.records import PostCorpus, SpanCorpus, annotated_mask, has_not_annotated
 from metrics.soft_labels import ECE_BINS, MEASURES, error_rates, prior, soft_label_report, soft_labels
+
+# the block's key in each fold's metrics.json and in ``faina.evaluate --json``: the scores of a model's probabilities
+# against the annotators' shares, not the official scorer's "soft" (partial-match) F1 beside it. Its former name is
+# written too, with the same content, for one release (docs/soft-labels.md#names)
+BLOCK_KEY = "probability_scores"
+FORMER_BLOCK_KEY = "soft_labels"
+UNCALIBRATED_KEY = "probability_scores_uncalibrated"
+
+
+def keyed_blocks(block: dict, uncalibrated: dict | None = None) -> dict:
+    """``{BLOCK_KEY: block, FORMER_BLOCK_KEY: block}`` and, for a calibrated model, the scores of its uncalibrated
+    probabilities (``UNCALIBRATED_KEY``)."""
+    blocks = {BLOCK_KEY: block, FORMER_BLOCK_KEY: block}
+    if uncalibrated is not None:
+        blocks[UNCALIBRATED_KEY] = uncalibrated
+    return blocks
 
 
 def span_votes(corpus: SpanCorpus, labels: Sequence[str]) -> np.ndarray:
@@ -123,7 +139,8 @@ def check_probabilities_match(
             )
 
 
-def _reordered(probabilities: ProbabilityFile, labels: Sequence[str]) -> ProbabilityFile:
+def in_label_order(probabilities: ProbabilityFile, labels: Sequence[str]) -> ProbabilityFile:
+    """The file with its labels in ``labels``' order (the gold arrays' columns)."""
     order = [probabilities.labels.index(label) for label in labels]
     posts = tuple(type(post)(post.post_id, post.values[:, order], post.tokens) for post in probabilities.posts)
     return ProbabilityFile(probabilities.level, probabilities.views, tuple(labels), posts, probabilities.path)
@@ -136,11 +153,11 @@ def soft_scores(
     predicted: SpanCorpus | PostCorpus | None = None,
     prior_corpus: SpanCorpus | PostCorpus | None = None,
 ) -> dict:
-    """The ``soft_labels`` block: model, prior and oracle measures (averaged and per label), and, with the hard
+    """The ``probability_scores`` block: model, prior and oracle measures (averaged and per label), and, with the hard
     ``predicted`` corpus, the perspectivist error rate per view."""
     labels = list(labels)
     check_probabilities_match(probabilities, gold, labels)
-    probabilities = _reordered(probabilities, labels)
+    probabilities = in_label_order(probabilities, labels)
     # the share is over the views that annotated each item; items no view annotated are NaN, left out
     gold_soft = soft_labels(votes(gold, labels), annotated_items(gold))
     reference_corpus = prior_corpus if prior_corpus is not None else gold
@@ -179,11 +196,11 @@ def perspectivist(gold: SpanCorpus | PostCorpus, predicted: SpanCorpus | PostCor
 
 
 def format_soft_table(result: dict) -> str:
-    """The block ``faina.evaluate --soft`` prints under the hard scores."""
+    """The block ``faina.evaluate --probabilities`` prints under the hard scores."""
     unit = "tokens" if result["level"] == "span" else "posts"
     prior_note = "train" if result["prior_from"] == "train" else "the gold file itself (no --prior-from)"
     heading = (
-        f"[soft labels] {result['items']} {unit}, gold = share of {result['gold_views']} view(s); "
+        f"[probability scores] {result['items']} {unit}, gold = share of {result['gold_views']} view(s); "
         f"prediction = mean of {', '.join(result['prediction_views'])}; prior from {prior_note}; ECE over "
         f"{result['ece_bins']} equal-width bins"
     )

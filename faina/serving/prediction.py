@@ -34,9 +34,11 @@ def predict_file(
     batch_size: int = 32,
     trust_remote_code: bool = False,
     probabilities_path: str | None = None,
+    uncalibrated: bool = False,
 ) -> str:
     """Label ``input_path`` into ``output_path``; with ``probabilities_path``, also write the model's probabilities
-    there (``probabilities.jsonl`` layout, docs/soft-labels.md)."""
+    there (``probabilities.jsonl`` layout, docs/soft-labels.md): calibrated when the model is, or with
+    ``uncalibrated`` its raw ones."""
     model, meta = load_predictor(model_dir, trust_remote_code)
     level = LEVELS[meta["level"]]
     check_readable_by(input_path, meta["level"], f"{meta['level']}-level model")
@@ -44,7 +46,7 @@ def predict_file(
     corpus = read_level(input_path, meta["level"], meta["grain"], inventory)
     if probabilities_path is None:
         return str(level.write(predict_corpus(model, meta, corpus, batch_size), output_path))
-    predicted, probabilities = predict_corpus_with_probabilities(model, meta, corpus, batch_size)
+    predicted, probabilities = predict_corpus_with_probabilities(model, meta, corpus, batch_size, uncalibrated)
     path = level.write(predicted, output_path)
     write_probabilities(probabilities, probabilities_path)
     return str(path)
@@ -56,12 +58,16 @@ def predict_corpus(model, meta: dict, corpus, batch_size: int = 32):
     return LEVELS[meta["level"]].records(corpus, corpus_indices(corpus), outputs, meta["labels"], meta["num_views"])
 
 
-def predict_corpus_with_probabilities(model, meta: dict, corpus, batch_size: int = 32):
-    """``(records, probabilities)`` of ``corpus`` from one prediction pass (``faina.serving.probabilities``)."""
+def predict_corpus_with_probabilities(model, meta: dict, corpus, batch_size: int = 32, uncalibrated: bool = False):
+    """``(records, probabilities)`` of ``corpus`` from one prediction pass (``faina.serving.probabilities``): the
+    probabilities the model reports (calibrated when it is), or with ``uncalibrated`` its raw ones."""
     outputs = predict_outputs(model, meta, corpus, batch_size)
     indices = corpus_indices(corpus)
     records = LEVELS[meta["level"]].records(corpus, indices, outputs, meta["labels"], meta["num_views"])
-    return records, probabilities_from_outputs(corpus, indices, outputs, meta["labels"], meta["num_views"])
+    probabilities = probabilities_from_outputs(
+        corpus, indices, outputs, meta["labels"], meta["num_views"], raw=uncalibrated
+    )
+    return records, probabilities
 
 
 def corpus_indices(corpus) -> range:

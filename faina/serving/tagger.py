@@ -121,13 +121,17 @@ class FallacyTagger:
     def __call__(self, texts: Sequence[str]) -> list[TaggedPost]:
         return self._tag(texts)[0]
 
-    def tag_with_probabilities(self, texts: Sequence[str]) -> tuple[list[TaggedPost], ProbabilityFile]:
+    def tag_with_probabilities(
+        self, texts: Sequence[str], uncalibrated: bool = False
+    ) -> tuple[list[TaggedPost], ProbabilityFile]:
         """The tagged posts and, from the same pass, their probabilities (``probabilities.jsonl`` layout; posts
-        named ``"1"``, ``"2"``, ... in the order given, tokens as ``TaggedPost.tokens``)."""
+        named ``"1"``, ``"2"``, ... in the order given, tokens as ``TaggedPost.tokens``): calibrated when the model
+        is, or with ``uncalibrated`` its raw ones."""
         tagged, corpus, outputs = self._tag(texts)
         indices = range(len(tagged))
+        names = [str(i + 1) for i in indices]
         return tagged, probabilities_from_outputs(
-            corpus, indices, outputs, self.labels, self.num_views, post_ids=[str(i + 1) for i in indices]
+            corpus, indices, outputs, self.labels, self.num_views, post_ids=names, raw=uncalibrated
         )
 
     @torch.inference_mode()

@@ -1,12 +1,14 @@
 """Cross-validated training of MVML/MVMD on a Faina-format dataset: the runner behind ``train.py``.
 
-For each fold: train on the fold's train part, select the weights with the best dev F1, predict the
-held-out posts, write them in the official file layout (and the model's probabilities beside them,
-``probabilities.jsonl``), score them with the official-parity evaluator (and the soft-label scores, key
-``soft_labels``), and write the fold's metrics atomically (a rerun skips folds whose metrics exist; an
+For each fold: train on the fold's train part, select the weights with the best dev F1 (a soft-target run: its
+lowest dev soft loss, ``checkpoint.monitor``), fit the decision rule and the calibration of its probabilities on
+dev, predict the held-out posts, write them in the official file layout (and the model's probabilities beside them,
+``probabilities.jsonl``), score them with the official-parity evaluator (and the probability scores, key
+``probability_scores``, with ``reliability.png``), and write the fold's metrics atomically (a rerun skips folds whose metrics exist; an
 interrupted fold resumes exactly from its last checkpoint, see ``common.checkpointing``). Then mean ± std over folds is
 printed and saved (Markdown and JSON). One run at a time per experiment folder (``common.locking``).
-With ``cv=official`` the single model predicts the unlabelled ``data.test_path`` as a submission file;
+With ``cv=official`` the single model predicts ``data.test_path`` as a submission file, and scores it like a fold's
+test split when the file carries labels (``scorable_test``; a real corpus's test file often does);
 ``cv.ensemble=K`` trains K models on K train/dev splits and also writes their ensemble's submission.
 A model with a tuned decision rule (``model.module.decision.tuned=true``) fits it on the fold's dev set
 after the best checkpoint is loaded, before it predicts and is exported.
@@ -36,12 +38,19 @@ from faina.data.levels import LEVELS, subset
 from faina.data.task_data import TaskData, load_task_data
 from faina.formats.probability_file import FILE_NAME as PROBABILITY_FILE
 from faina.formats.probability_file import write_probabilities
+from faina.formats.records import SpanCorpus, labels_used
 from faina.serving.fold_model import build_model, check_model_config, export_model, load_tokenizer
 from faina.serving.prediction import write_ensemble_submission
 from faina.serving.probabilities import probabilities_from_outputs
-from faina.training.decision_tuning import tune_on_dev
+from faina.training.decision_tuning import calibrate_on_dev, tune_on_dev
 from faina.training.loss_weights import fold_loss_weights
-from faina.training.results_table import flat_metrics, markdown_table, summarise
+from faina.training.results_table import (
+    flat_metrics,
+    markdown_table,
+    probability_table,
+    summarise,
+    summarise_probabilities,
+)
 
 log = logging.getLogger(__name__)
 
@@ -109,56 +118,41 @@ def run_fold(
     if not fold.is_global_zero:
         return {"fold": split.fold}  # under DDP, rank 0 alone predicts, writes and scores
     tuned = tune_on_dev(cfg, model, datamodule.whole_dev_dataloader())
+    calibrated = calibrate_on_dev(cfg, model, datamodule.whole_dev_dataloader())
     outputs = predict_on_one_device(cfg, model, datamodule)
     result: dict = {
         "fold": split.fold,
         "train_posts": len(split.train),
         "dev_posts": len(split.dev),
-        "best_dev_f1": fold.best_score,
+        "best_dev_f1": fold.best_dev_f1,
     }
+    if fold.checkpoint.monitor != "val/f1" and fold.best_score is not None:  # what selected the epoch (soft runs)
+        result["selected_on"] = {"monitor": fold.checkpoint.monitor, "mode": fold.checkpoint.mode}
+        result["selected_on"].update(score=fold.best_score, epoch=fold.checkpoint.best_epoch)
     if fold.average is not None:  # best_dev_f1 stays the best epoch's score, not the mean's
         result["averaged_epochs"] = fold.average.count
     if fold.length():
         result["early_stopping"] = fold.length()
     if tuned:
         result["tuned_on_dev"] = tuned
+    if calibrated:
+        result["calibrated_on_dev"] = calibrated
     export_model(model, fcfg, data.level, data.grain, data.labels, data.model_views, fold_dir)
-    if predict_features is None:
-        gold = subset(data.gold_corpus, split.test)  # every annotator view, whatever data.targets
-        predicted = level.records(data.labelled, split.test, outputs, data.labels, data.model_views)
-        gold_path = level.write(gold, fold_dir / f"gold.{level.file_ext}")
-        pred_path = level.write(predicted, fold_dir / f"predictions.{level.file_ext}")
-        from faina.scoring.official import evaluate_files
-
-        # an aggregated or soft model (data.targets) predicts one view, scored against every gold view (-O)
-        scores = evaluate_files(
-            cfg.task.eval_task,
-            gold_path,
-            pred_path,
-            per_label=True,
-            inventory=data.inventory,
-            one_pred=data.model_views != gold.num_views,
-            exact=data.level == "span",
-        )
-        result["per_label"] = scores.pop("per_label", {})
-        result["test"] = scores
-        from faina.scoring.official import unannotated_counts
-
-        result.update(unannotated_counts(gold))  # (post, view) pairs and posts left out of the scores, if any
-        result["test_posts"] = len(split.test)
-        probabilities = write_fold_probabilities(data.labelled, split.test, outputs, data, fold_dir)
-        from faina.scoring.soft_scores import soft_scores
-
-        # soft labels against every gold view; the prior is the fold's train part (docs/soft-labels.md)
-        result["soft_labels"] = soft_scores(
-            gold, probabilities, data.labels, predicted, subset(data.gold_corpus, split.train)
-        )
-    else:
-        corpus = data.unlabelled
-        indices = range(len(predict_features))
-        predicted = level.records(corpus, indices, outputs, data.labels, data.model_views)
-        pred_path = level.write(predicted, fold_dir / f"submission.{level.file_ext}")
-        write_fold_probabilities(corpus, indices, outputs, data, fold_dir)
+    if predict_features is None:  # a fold's test split, every annotator view whatever data.targets
+        corpus, indices, gold, name = data.labelled, split.test, subset(data.gold_corpus, split.test), "predictions"
+    else:  # cv=official: the test file, scored too when it carries labels
+        corpus, indices, name = data.unlabelled, range(len(predict_features)), "submission"
+        gold = data.unlabelled if scorable_test(data) else None
+    predicted = level.records(corpus, indices, outputs, data.labels, data.model_views)
+    pred_path = level.write(predicted, fold_dir / f"{name}.{level.file_ext}")
+    probabilities = write_fold_probabilities(corpus, indices, outputs, data, fold_dir)
+    if gold is not None:
+        uncalibrated = None
+        if calibrated:
+            uncalibrated = probabilities_from_outputs(corpus, indices, outputs, data.labels, data.model_views, raw=True)
+        prior_corpus = subset(data.gold_corpus, split.train)
+        result.update(score_fold(cfg, data, gold, predicted, pred_path, probabilities, uncalibrated, prior_corpus))
+        write_fold_reliability(data, gold, probabilities, uncalibrated, prior_corpus, fold_dir)
     result["prediction_file"] = str(pred_path)
     result["probability_file"] = str(fold_dir / PROBABILITY_FILE)
     fold.close(flat_test_metrics(result), pred_path)
@@ -166,9 +160,57 @@ def run_fold(
     return result
 
 
+def scorable_test(data: TaskData) -> bool:
+    """Whether ``cv=official``'s test file carries labels the run can score: every post labelled (span files) or
+    some label in it (post files, whose empty cells also mean "no label"), with the training file's views."""
+    test = data.unlabelled
+    if test is None or test.num_views != data.gold_corpus.num_views:
+        return False
+    return test.labelled if isinstance(test, SpanCorpus) else bool(labels_used(test))
+
+
+def score_fold(cfg: DictConfig, data: TaskData, gold, predicted, pred_path: Path, probabilities, uncalibrated, prior):
+    """The hard scores of ``pred_path`` against ``gold`` (written beside it as ``gold.<ext>``) and the scores of the
+    probabilities (and of the uncalibrated ones), as a fold's ``metrics.json`` holds them."""
+    from faina.scoring.official import evaluate_files, unannotated_counts
+    from faina.scoring.soft_scores import keyed_blocks, soft_scores
+
+    level = LEVELS[data.level]
+    gold_path = level.write(gold, pred_path.parent / f"gold.{level.file_ext}")
+    # an aggregated or soft model (data.targets) predicts one view, scored against every gold view (-O)
+    scores = evaluate_files(
+        cfg.task.eval_task,
+        gold_path,
+        pred_path,
+        per_label=True,
+        inventory=data.inventory,
+        one_pred=data.model_views != gold.num_views,
+        exact=data.level == "span",
+    )
+    result = {"per_label": scores.pop("per_label", {}), "test": scores}
+    result.update(unannotated_counts(gold))  # (post, view) pairs and posts left out of the scores, if any
+    result["test_posts"] = len(gold.items)
+    # probabilities against every gold view's share; the prior is the fold's train part (docs/soft-labels.md)
+    block = soft_scores(gold, probabilities, data.labels, predicted, prior)
+    raw = None if uncalibrated is None else soft_scores(gold, uncalibrated, data.labels, None, prior)
+    result.update(keyed_blocks(block, raw))
+    return result
+
+
+def write_fold_reliability(data: TaskData, gold, probabilities, uncalibrated, prior_corpus, fold_dir: Path) -> None:
+    """``reliability.png``: the reliability diagram of each label (``faina.analysis.reliability``)."""
+    from faina.analysis.reliability import FILE_NAME, write_reliability_plot
+    from faina.scoring.soft_scores import annotated_items, votes
+    from metrics.soft_labels import prior, soft_labels
+
+    reference = prior(soft_labels(votes(prior_corpus, data.labels), annotated_items(prior_corpus)))
+    write_reliability_plot(gold, probabilities, data.labels, fold_dir / FILE_NAME, uncalibrated, reference)
+
+
 def write_fold_probabilities(corpus, indices, outputs: list[dict], data: TaskData, fold_dir: Path):
-    """Every fold writes its model's probabilities beside its hard file (``probabilities.jsonl``): one forward-
-    backward pass per batch and a few MB, so no setting to forget before a long run (docs/soft-labels.md)."""
+    """Every fold writes its model's probabilities beside its hard file (``probabilities.jsonl``; calibrated when
+    the model is): one forward-backward pass per batch and a few MB, so no setting to forget before a long run
+    (docs/soft-labels.md)."""
     probabilities = probabilities_from_outputs(corpus, indices, outputs, data.labels, data.model_views)
     write_probabilities(probabilities, fold_dir / PROBABILITY_FILE)
     return probabilities
@@ -295,11 +337,23 @@ def report(cfg: DictConfig, exp_dir: Path, results: list[dict]) -> dict[str, flo
         "val/f1_std": mean_std(dev)["std"] if dev else 0.0,
     }
     scored = [r["test"] for r in results if "test" in r]
+    if cfg.cv.name == "official":  # what the run did with the test file (data.test_path)
+        print(
+            "the test file carries labels: scored like a fold's test split"
+            if scored
+            else "the test file is unlabelled: predicted only (submission written)"
+        )
     if scored:
         summary = summarise(scored)
         table = markdown_table(summary, f"{cfg.task.name} · {cfg.encoder.name} · {cfg.data.name}", len(scored))
+        probabilities = summarise_probabilities(results)
+        if probabilities is not None:
+            table += "\n" + probability_table(probabilities)
         atomic_write_text(exp_dir / "results.md", table)
-        atomic_write_json(exp_dir / "results.json", {"folds": results, "summary": summary})
+        saved = {"folds": results, "summary": summary}
+        if probabilities is not None:
+            saved["probability_summary"] = probabilities
+        atomic_write_json(exp_dir / "results.json", saved)
         print(table)
         metrics.update(flat_metrics(summary))
     else:

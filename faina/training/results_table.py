@@ -55,3 +55,72 @@ def markdown_table(summary: dict, title: str, num_folds: int) -> str:
             cells = [f"{100 * measures[m]['mean']:.1f}±{100 * measures[m]['std']:.1f}" for m in MEASURES]
             lines.append(f"| {mode} | {view} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+WHO = ("model", "uncalibrated", "prior", "oracle")
+PROBABILITY_MEASURES = ("cross_entropy", "manhattan", "ece")
+
+
+def summarise_probabilities(folds: Sequence[dict]) -> dict | None:
+    """Mean ± std over the scored folds of the probability scores (``probability_scores`` and, for calibrated
+    models, ``probability_scores_uncalibrated``): ``{"level", "model"|"uncalibrated"|"prior"|"oracle": {measure:
+    {"mean", "std"}}, "per_label": {label: {who: {"cross_entropy": {...}}}}}``; ``None`` when no fold has them."""
+    from faina.scoring.soft_scores import BLOCK_KEY, UNCALIBRATED_KEY
+
+    scored = [fold for fold in folds if BLOCK_KEY in fold]
+    if not scored:
+        return None
+    blocks = {
+        "model": [fold[BLOCK_KEY] for fold in scored],
+        "uncalibrated": [fold[UNCALIBRATED_KEY]["model"] for fold in scored if UNCALIBRATED_KEY in fold],
+    }
+
+    def spread(values):
+        values = [v for v in values if v is not None]
+        return mean_std(values) if values else None
+
+    summary: dict = {"level": scored[0][BLOCK_KEY]["level"], "folds": len(scored)}
+    for who in ("model", "prior", "oracle"):
+        summary[who] = {m: spread(b[who][m] for b in blocks["model"]) for m in PROBABILITY_MEASURES}
+    if len(blocks["uncalibrated"]) == len(scored):
+        summary["uncalibrated"] = {m: spread(b[m] for b in blocks["uncalibrated"]) for m in PROBABILITY_MEASURES}
+    labels = scored[0][BLOCK_KEY]["per_label"]
+    summary["per_label"] = {}
+    for label in labels:
+        row = {
+            who: spread(b["per_label"][label][who]["cross_entropy"] for b in blocks["model"])
+            for who in WHO
+            if who != "uncalibrated"
+        }
+        if "uncalibrated" in summary:
+            row["uncalibrated"] = spread(
+                f[UNCALIBRATED_KEY]["per_label"][label]["model"]["cross_entropy"] for f in scored
+            )
+        summary["per_label"][label] = row
+    return summary
+
+
+def probability_table(summary: dict) -> str:
+    """The probability scores over folds as Markdown: the averages, then each label's cross-entropy."""
+    unit = "tokens" if summary["level"] == "span" else "posts"
+    present = [who for who in WHO if who in summary]
+    names = {"model": "model (calibrated)" if "uncalibrated" in summary else "model"}
+
+    def cell(stats) -> str:
+        return "-" if stats is None else f"{stats['mean']:.4f}±{stats['std']:.4f}"
+
+    lines = [
+        f"#### probabilities against the annotators' shares ({unit}; lower is better; prior: the train part's mean)",
+        "",
+        "| | cross-entropy | Manhattan | ECE |",
+        "|---|---|---|---|",
+    ]
+    for who in present:
+        lines.append(
+            f"| {names.get(who, who)} | " + " | ".join(cell(summary[who][m]) for m in PROBABILITY_MEASURES) + " |"
+        )
+    lines += ["", "| label, cross-entropy | " + " | ".join(names.get(w, w) for w in present) + " |"]
+    lines.append("|---|" + "---|" * len(present))
+    for label, row in summary["per_label"].items():
+        lines.append(f"| {label} | " + " | ".join(cell(row.get(who)) for who in present) + " |")
+    return "\n".join(lines) + "\n"

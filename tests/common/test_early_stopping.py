@@ -32,8 +32,24 @@ def test_off_by_default_and_on_with_a_patience_watching_the_checkpoints_metric()
     assert early_stopping_callback(compose_train()) is None
     callback = early_stopping_callback(compose_train("early_stopping.patience=4", "checkpoint.monitor=val/loss"))
     assert isinstance(callback, DevEarlyStopping)
-    assert (callback.patience, callback.monitor, callback.mode) == (4, "val/loss", "max")
+    # checkpoint.mode follows the monitored name (min for a loss) unless set
+    assert (callback.patience, callback.monitor, callback.mode) == (4, "val/loss", "min")
     assert early_stopping_callback(compose_train("early_stopping.patience=4", "checkpoint.mode=min")).mode == "min"
+    overridden = compose_train("early_stopping.patience=4", "checkpoint.monitor=val/loss", "checkpoint.mode=max")
+    assert early_stopping_callback(overridden).mode == "max"
+
+
+def test_a_soft_target_run_stops_on_its_dev_soft_loss_going_down():
+    # data.targets=soft selects its checkpoint on val/loss (min): early stopping watches the same measure, same way
+    callback = early_stopping_callback(compose_train("data.targets=soft", "early_stopping.patience=2"))
+    assert (callback.monitor, callback.mode) == ("val/loss", "min")
+    trainer = fake_trainer(**{"val/loss": 0.5})
+    for epoch, loss in enumerate([0.5, 0.4, 0.45, 0.41]):  # lowest at epoch 1, then two epochs without a new low
+        trainer.current_epoch, trainer.callback_metrics["val/loss"] = epoch, torch.tensor(loss)
+        callback.on_train_epoch_end(trainer, None)
+    assert trainer.should_stop and callback.stopped_epoch == 3 and float(callback.best_score) == pytest.approx(0.4)
+    views = early_stopping_callback(compose_train("early_stopping.patience=2"))
+    assert (views.monitor, views.mode) == ("val/f1", "max")
 
 
 @pytest.mark.parametrize("value", [0, -3, 2.5, "five", True])

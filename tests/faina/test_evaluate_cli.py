@@ -219,3 +219,56 @@ def test_the_module_runs_as_a_command_and_fails_cleanly(span_files, write_file, 
     assert done.returncode == 2
     assert done.stdout == "" and done.stderr.startswith("error: ") and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.fixture
+def probability_file(tmp_path):
+    """Probabilities of the two posts of ``GOLD`` (span level, two views, every fine label)."""
+    import numpy as np
+
+    from faina.formats.probability_file import PostProbabilities, ProbabilityFile, write_probabilities
+
+    labels = tuple(INV.fine)
+    posts = tuple(
+        PostProbabilities(pid, np.full((2, len(labels), words), 0.2), tuple(f"w{i}" for i in range(1, words + 1)))
+        for pid, words in (("1", 4), ("2", 2))
+    )
+    return str(write_probabilities(ProbabilityFile("span", ("a1", "a2"), labels, posts), tmp_path / "p.jsonl"))
+
+
+def test_probabilities_are_scored_under_their_new_key_and_the_former_one(span_files, probability_file, capsys):
+    gold, pred = span_files
+    result, err = run_json_and_stderr(
+        capsys, "-T", "span-fine", "-G", gold, "-P", pred, "--probabilities", probability_file
+    )
+    assert result["probability_scores"]["items"] == 6 and result["probability_scores"]["level"] == "span"
+    assert result["soft_labels"] == result["probability_scores"]  # the former key, for one release
+    assert result["soft"] == result["strict"] and err == ""  # the official "soft" F1 is another thing
+    main(["-T", "span-fine", "-G", gold, "-P", pred, "--probabilities", probability_file])
+    assert "[probability scores] 6 tokens" in capsys.readouterr().out
+
+
+def test_the_former_soft_option_still_works_and_says_its_new_name(span_files, probability_file, capsys):
+    gold, pred = span_files
+    new = run_json(capsys, "-T", "span-fine", "-G", gold, "-P", pred, "--probabilities", probability_file)
+    old, err = run_json_and_stderr(capsys, "-T", "span-fine", "-G", gold, "-P", pred, "--soft", probability_file)
+    assert old == new and "--soft is now --probabilities" in err
+    with pytest.raises(SystemExit) as stop:
+        main(["-T", "span-fine", "-G", gold, "-P", pred, "--soft", probability_file, "--probabilities", gold])
+    assert stop.value.code == 2 and "different files" in capsys.readouterr().err
+
+
+def test_prior_from_without_probabilities_names_the_option_to_add(span_files, capsys):
+    gold, pred = span_files
+    with pytest.raises(SystemExit):
+        main(["-T", "span-fine", "-G", gold, "-P", pred, "--prior-from", gold])
+    assert "add --probabilities PROBS" in capsys.readouterr().err
+
+
+def test_a_label_outside_the_inventory_names_this_commands_option(span_files, write_file, capsys):
+    gold, _ = span_files
+    pred = str(write_file("bad.conll", PRED.replace(f"B-{ST}", "B-Strawmen", 1)))
+    with pytest.raises(SystemExit):
+        main(["-T", "span-fine", "-G", gold, "-P", pred])
+    err = capsys.readouterr().err
+    assert "give --labels an inventory that has it" in err and "data.labels" not in err

@@ -70,11 +70,15 @@ rule = {
     "confirm": st.booleans(),
     "min_evidence": st.integers(0, 100),
 }
+calibration = {"scope": st.sampled_from(("own", "shared")), "min_evidence": st.integers(0, 100)}
 mvml_modules = st.fixed_dictionaries(
     {
         **shared,
         "head_lr": st.none() | rates,
         "decision": st.fixed_dictionaries({**rule, "fixed": unit, "floor": st.none() | st.floats(0, 0.99)}),
+        "calibration": st.fixed_dictionaries(
+            {"method": st.sampled_from(("none", "temperature", "platt")), **calibration}
+        ),
     }
 )
 mvmd_modules = st.fixed_dictionaries(
@@ -87,6 +91,7 @@ mvmd_modules = st.fixed_dictionaries(
             {**rule, "fixed": st.just(0.0) | st.floats(-1000, 1000), "floor": st.none() | st.floats(-1000, 1000)}
         ),
         "view_weights": st.none() | st.lists(st.floats(0, 10), min_size=1, max_size=6),
+        "calibration": st.fixed_dictionaries({"method": st.sampled_from(("none", "temperature")), **calibration}),
     }
 )
 

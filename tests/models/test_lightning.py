@@ -117,3 +117,43 @@ def test_mvml_metrics_predictions_and_checkpoint_hparams(tiny_bert, batch, tmp_p
     hparams = torch.load(path, weights_only=True)["hyper_parameters"]
     assert hparams["labels"] == LABELS and hparams["num_views"] == 2 and hparams["decision"]["fixed"] == 0.6
     assert hparams["encoder_name"] == tiny_bert
+
+
+def silent_mvml(tiny_bert, bias: float, **settings) -> MVML:
+    """A post model that learns nothing and gives every label the probability ``sigmoid(bias)``."""
+    model = MVML(
+        ChunkedEncoder(tiny_bert, max_length=16),
+        labels=LABELS,
+        head_lr=0.0,
+        optimizer=functools.partial(torch.optim.AdamW, lr=0.0),
+        val_metric=PostMicroScore(num_views=2, labels=LABELS),  # the batch's two annotator views
+        **settings,
+    )
+    with torch.no_grad():
+        model.head.projection.weight.zero_()
+        model.head.projection.bias.fill_(bias)
+    return model
+
+
+def collapse_warnings(model, batch) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trainer().fit(model, loader(batch), loader(batch))
+    return [str(w.message) for w in caught if "collapsed" in str(w.message)]
+
+
+def test_post_heads_are_judged_at_their_decision_rule_in_their_own_words(tiny_bert, batch):
+    # probability 0.4: below τ = 0.7, so the fixed rule predicts nothing: an alarm naming the post heads' options
+    [message] = collapse_warnings(silent_mvml(tiny_bert, -0.405, decision={"tuned": False, "fixed": 0.7}), batch)
+    assert "post heads gave 0 labels per view at their decision rule (τ = 0.7)" in message
+    assert "model.module.decision.fixed" in message and "o_bias" not in message and "decoders" not in message
+    # the tuned rule may still go down to its floor 0.3: 0.4 is no collapse there
+    assert collapse_warnings(silent_mvml(tiny_bert, -0.405, decision={"tuned": True, "floor": 0.3}), batch) == []
+    [message] = collapse_warnings(silent_mvml(tiny_bert, -1.5, decision={"tuned": True, "floor": 0.3}), batch)
+    assert "lowest threshold the tuned rule may choose" in message and "model.module.decision.floor" in message
+
+
+def test_a_soft_target_post_head_is_no_collapse_when_it_predicts_few_labels(tiny_bert, batch):
+    # one head of the annotators' shares: its probabilities are mostly below any threshold by design
+    model = silent_mvml(tiny_bert, -1.5, num_views=1, soft_targets=True, decision={"tuned": False})
+    assert collapse_warnings(model, batch) == []

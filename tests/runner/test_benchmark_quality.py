@@ -100,6 +100,40 @@ def test_grid_report_has_every_rule_and_the_ensemble(finished, tiny_encoder):
     assert (out / "report.md").read_text() in done.stdout and (out / "report.png").stat().st_size > 1000
 
 
+def test_the_calibration_report_scores_each_run_before_and_after_each_calibration(finished, tiny_encoder):
+    from faina.benchmarks.calibration_scores import CALIBRATIONS
+
+    out, _ = finished
+    [saved] = list(out.glob("calibration-report-span-f-e1-o*.json"))
+    rows = {(row["recipe"], row["calibration"]): row for row in json.loads(saved.read_text())["rows"]}
+    assert set(rows) == {(recipe, name) for recipe in ("views", "soft") for name in CALIBRATIONS["span"]}
+    assert {row["length"] for row in rows.values()} == {"1 epoch"} and all(r["seeds"] == 2 for r in rows.values())
+    assert saved.with_suffix(".md").read_text().count("| span-f | views | 1 epoch |") == len(CALIBRATIONS["span"])
+    for recipe in ("views", "soft"):
+        per_seed = [
+            json.loads((run_dir(out, tiny_encoder, seed, recipe) / "benchmark-calibration.json").read_text())
+            for seed in (1, 2)
+        ]
+        for seed, run in zip((1, 2), per_seed):
+            # the run's own calibration is the benchmark's "temperature": the same fit on the same dev split
+            fold = json.loads((run_dir(out, tiny_encoder, seed, recipe) / "fold0" / "metrics.json").read_text())
+            scores = run["scores"]
+            assert scores["temperature"]["fit"]["dev_log_loss"] == fold["calibrated_on_dev"]["dev_log_loss"]
+            raw_ce = fold["probability_scores_uncalibrated"]["model"]["cross_entropy"]
+            assert scores["uncalibrated"]["model"]["cross_entropy"] == pytest.approx(raw_ce)
+            assert scores["temperature"]["model"]["cross_entropy"] == pytest.approx(
+                fold["probability_scores"]["model"]["cross_entropy"]
+            )
+        deltas = [
+            run["scores"]["temperature"]["model"]["cross_entropy"]
+            - run["scores"]["uncalibrated"]["model"]["cross_entropy"]
+            for run in per_seed
+        ]
+        assert rows[(recipe, "temperature")]["paired Δ CE"][0] == pytest.approx(sum(deltas) / 2)
+        assert rows[(recipe, "temperature")]["verdict"] in {"gain", "loss", "within spread"}
+        assert "paired Δ CE" not in rows[(recipe, "uncalibrated")]
+
+
 def test_default_rule_reproduces_the_runs_own_submission(finished, corpus, tiny_encoder):
     """The benchmark decodes from the model's emissions itself; with no rule its file must be train.py's."""
     from faina.formats.labels import DEFAULT_LABELS_FILE, LabelInventory

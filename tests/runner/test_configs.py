@@ -125,3 +125,37 @@ def test_a_withdrawn_recipe_on_the_command_line_is_one_message():
         done.stderr.startswith("error: experiment=best-post-f was withdrawn") and "Fix: run task=post-f" in done.stderr
     )
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("overrides", "monitor", "mode"),
+    [
+        ((), "val/f1", "max"),
+        (("data.targets=majority",), "val/f1", "max"),
+        (("data.targets=soft",), "val/loss", "min"),
+        (("task=post-f", "data.targets=soft"), "val/loss", "min"),
+        (("data.targets=soft", "checkpoint.monitor=val/f1"), "val/f1", "max"),  # the override still wins
+        (("checkpoint.monitor=val/a1/loss",), "val/a1/loss", "min"),
+        (("data.targets=soft", "checkpoint.mode=max"), "val/loss", "max"),
+    ],
+)
+def test_a_soft_target_run_selects_on_its_dev_loss_unless_told_otherwise(overrides, monitor, mode):
+    cfg = compose_train(*overrides)
+    assert (cfg.checkpoint.monitor, cfg.checkpoint.mode) == (monitor, mode)
+
+
+@pytest.mark.parametrize(
+    ("task", "kind"), [("span-f", "SpanCalibrationSettings"), ("post-f", "PostCalibrationSettings")]
+)
+def test_runs_fit_a_temperature_per_label_and_the_schema_reads_it(task, kind):
+    from faina.serving.fold_model import check_model_config
+
+    cfg = compose_train(f"task={task}")
+    checked = check_model_config(cfg.model)
+    assert type(checked.module.calibration).__name__ == kind
+    assert checked.module.calibration.model_dump() == {"method": "temperature", "scope": "own", "min_evidence": 5}
+    from common.errors import UserError
+
+    wrong = "platt" if task == "span-f" else "isotonic"  # Platt has no meaning for a CRF; isotonic is not offered
+    with pytest.raises(UserError, match="calibration.method"):
+        check_model_config(compose_train(f"task={task}", f"model.module.calibration.method={wrong}").model)

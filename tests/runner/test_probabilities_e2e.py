@@ -2,7 +2,7 @@
 
 The session's shared tiny span-f run (2 folds) and post-f run (1 fold, ``helpers.trained``) are read; every
 way of predicting must write the one ``probabilities.jsonl`` layout, and the soft-label scores of a fold's
-``metrics.json`` must be what ``faina.evaluate --soft`` computes from the fold's files.
+``metrics.json`` must be what ``faina.evaluate --probabilities`` computes from the fold's files.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def test_every_fold_writes_probabilities_beside_its_predictions(runs):
 def test_fold_soft_scores_are_what_evaluate_soft_computes_from_the_fold_files(runs, level, capsys):
     fold = runs[level] / "fold0"
     metrics = json.loads((fold / "metrics.json").read_text())
-    soft = metrics["soft_labels"]
+    soft = metrics["probability_scores"]
     assert soft["prior_from"] == "train" and soft["level"] == level and soft["gold_views"] == 2
     for who in ("model", "prior", "oracle"):
         assert set(soft[who]) == {"cross_entropy", "manhattan", "ece"}
@@ -52,18 +52,18 @@ def test_fold_soft_scores_are_what_evaluate_soft_computes_from_the_fold_files(ru
     ext = "conll" if level == "span" else "tsv"
     task = "span-fine" if level == "span" else "post-fine"
     arguments = ["-T", task, "-G", str(fold / f"gold.{ext}"), "-P", str(fold / f"predictions.{ext}")]
-    arguments += ["--soft", str(fold / "probabilities.jsonl")]
+    arguments += ["--probabilities", str(fold / "probabilities.jsonl")]
     scores = evaluate_main([*arguments, "--json"])
     assert scores["strict"] == metrics["test"]["strict"]  # the hard scores do not move
-    assert scores["soft_labels"]["prior_from"] == "gold"
+    assert scores["probability_scores"]["prior_from"] == "gold"
     for measure in ("cross_entropy", "manhattan", "ece"):
-        assert scores["soft_labels"]["model"][measure] == pytest.approx(soft["model"][measure], abs=1e-6)
-        assert scores["soft_labels"]["oracle"][measure] == pytest.approx(soft["oracle"][measure], abs=1e-6)
-    assert scores["soft_labels"]["perspectivist"] == soft["perspectivist"]
+        assert scores["probability_scores"]["model"][measure] == pytest.approx(soft["model"][measure], abs=1e-6)
+        assert scores["probability_scores"]["oracle"][measure] == pytest.approx(soft["oracle"][measure], abs=1e-6)
+    assert scores["probability_scores"]["perspectivist"] == soft["perspectivist"]
     capsys.readouterr()
     evaluate_main(arguments)
     table = capsys.readouterr().out
-    assert "[soft labels]" in table and "cross-entropy" in table and "[perspectivist] error rate" in table
+    assert "[probability scores]" in table and "cross-entropy" in table and "[perspectivist] error rate" in table
 
 
 def test_predict_writes_the_same_probabilities_as_the_fold_and_ensembles_write_theirs(runs, tmp_path):

@@ -69,3 +69,33 @@ def test_early_stopping_and_the_mean_of_the_last_epochs_are_refused_together(mak
     check_training_length(make_cfg("task=post-c", "early_stopping.patience=3"))  # alone, each is fine
     check_training_length(make_cfg("task=post-c", "trainer.max_steps=100", "early_stopping.patience=3"))
     check_training_length(make_cfg("task=post-c", "checkpoint.average_last=2"))
+
+
+def epochs_min_rule_trains(curve: list[float], patience: int, max_epochs: int) -> int:
+    """How many epochs Lightning's rule trains on a dev loss ``curve`` with mode min: it stops once ``patience``
+    epochs in a row bring no new lowest value."""
+    best, waited = math.inf, 0
+    for epoch, value in enumerate(curve):
+        best, waited = (value, 0) if value < best else (best, waited + 1)
+        if waited >= patience:
+            return epoch + 1
+    return max_epochs
+
+
+@pytest.mark.e2e
+def test_a_soft_run_stops_and_selects_on_its_dev_soft_loss(make_cfg):
+    cfg = make_cfg(
+        "task=post-f", "data.targets=soft", "cv.folds=[0]", "trainer.max_epochs=8", "loader.batch_size=4",
+        "logger=csv", "early_stopping.patience=2", "name=soft",
+    )  # fmt: skip
+    run(cfg)
+    fold = Path(cfg.paths.results_dir) / "soft" / "fold0"
+    metrics = json.loads((fold / "metrics.json").read_text())
+    rows = [row for row in csv.DictReader((fold / "logs" / "metrics.csv").open()) if row.get("val/loss")]
+    loss = [float(row["val/loss"]) for row in rows]
+    best = min(range(len(loss)), key=lambda epoch: (loss[epoch], epoch))  # the first epoch of the lowest loss
+    assert metrics["selected_on"]["monitor"] == "val/loss" and metrics["selected_on"]["mode"] == "min"
+    assert metrics["selected_on"]["epoch"] == best and metrics["selected_on"]["score"] == pytest.approx(loss[best])
+    assert metrics["best_dev_f1"] == pytest.approx(float(rows[best]["val/f1"]))  # the kept epoch's F1, reported
+    assert metrics["early_stopping"]["epochs_trained"] == len(loss) == epochs_min_rule_trains(loss, 2, 8)
+    assert metrics["early_stopping"]["stopped_early"] is (len(loss) < 8)

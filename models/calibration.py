@@ -1,0 +1,302 @@
+"""Post-hoc calibration of a trained model's probabilities, fitted on the fold's dev split after training.
+
+A model selected for F1 (or trained a few epochs too long) is often over- or under-confident: its probabilities
+rank the posts well but are not the shares of annotators they claim to be. Temperature scaling (Guo et al. 2017,
+"On Calibration of Modern Neural Networks") divides the scores by one number ``T`` per label fitted on held-out
+data; Platt scaling (Platt 1999) fits a slope and an intercept instead. Both are fitted here by minimising the dev
+negative log-likelihood with ``torch.optim.LBFGS``:
+
+- **post heads** (MVML): per (view, label) ``p = sigmoid(a · z + b)`` over the head's logit ``z``: ``temperature``
+  fits ``a = 1 / T`` (``b = 0``), ``platt`` fits both. A monotone map per label: it moves no hard decision;
+- **span decoders** (MVMD): one ``a = 1 / T`` per decoder multiplies *every* score of its CRF (emissions,
+  transitions, start, end), i.e. the tempered sequence distribution ``p(y)^a / Z``. Its marginals are the
+  calibrated token probabilities, and its most probable path is the same as the untempered CRF's (``a > 0``), so
+  Viterbi decodes exactly what it did. The dev objective is the token-level binary log-loss of those marginals
+  (what the soft-label cross-entropy scores), through forward-backward with autograd.
+
+The targets: a model with a head / decoder set per annotator view is fitted view by view against that annotator;
+a one-view model (``data.targets`` soft, majority, union, intersection), scored against every annotator, against
+the share of the annotated views (the same optimum as each (item, view) pair as one observation). ``scope``:
+``own`` (each label / decoder its own values; one with fewer than ``min_evidence`` positive dev items, counted per
+view, takes the shared values) or ``shared`` (one set for all). ``method: none`` fits nothing (scale 1, shift 0).
+
+``CalibrationSettings`` is saved in ``model.json`` (``models/saved_model.py``) and the fitted values in the
+model's buffers (``calibration_scale``, ``calibration_shift``; older folders load without them, uncalibrated). The
+functions here take tensors; the models collect their dev outputs and keep the result (``models/mvml.py``,
+``models/mvmd.py``). What was measured: docs/soft-labels.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+import torch
+from pydantic import Field
+from torch.nn import functional as F
+
+from common.untrusted import Strict
+from models.crf import BatchedBIOCRF
+
+# a = 1 / T is kept within this range: T from 0.05 (sharper) to 20 (flatter); outside it a fit is degenerate
+SCALE_RANGE = (0.05, 20.0)
+Count = Annotated[int, Field(ge=0, le=10**9)]
+
+
+class CalibrationSettings(Strict):
+    """How a model's probabilities are calibrated after training: ``method`` (``none`` | ``temperature`` |
+    ``platt``, the last for post heads only), ``scope`` (``own`` | ``shared``) and ``min_evidence`` (module
+    docstring). Frozen plain values: saved in ``model.json`` as they are. The class default is ``none`` (a model
+    built in code, or a folder saved before calibration existed); ``conf/model/`` chooses what a run fits."""
+
+    method: Literal["none", "temperature", "platt"] = "none"
+    scope: Literal["own", "shared"] = "own"
+    min_evidence: Count = 5
+
+    @classmethod
+    def of(cls, given: CalibrationSettings | Mapping[str, Any] | None) -> CalibrationSettings:
+        if isinstance(given, cls):
+            return given
+        if isinstance(given, CalibrationSettings):
+            return cls(**given.model_dump())
+        return cls(**dict(given or {}))
+
+    @property
+    def fits(self) -> bool:
+        return self.method != "none"
+
+
+class PostCalibrationSettings(CalibrationSettings):
+    """MVML's: temperature or Platt scaling of each head's logits."""
+
+
+class SpanCalibrationSettings(CalibrationSettings):
+    """MVMD's: temperature of each decoder's CRF (Platt's intercept has no meaning for a sequence distribution)."""
+
+    method: Literal["none", "temperature"] = "none"
+
+
+# --- targets ----------------------------------------------------------------------------------------------------
+def view_targets(
+    gold: torch.Tensor, annotated: torch.Tensor | None, model_views: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(targets, weight)`` ``[N, model_views, C, ...]`` from 0/1 gold ``[N, V, C, ...]`` of every annotator view.
+
+    A model with a head per view (``model_views == V``) meets each view's own gold, weighted by whether that view
+    annotated the item; a one-view model meets the share of the annotated views, weighted by whether any did."""
+    gold = gold.double()
+    extra = gold.dim() - 2
+    mask = torch.ones(gold.shape[:2], dtype=torch.bool) if annotated is None else annotated.cpu().bool()
+    weight = mask.double().reshape(*mask.shape, *([1] * extra))
+    if model_views == gold.shape[1]:
+        return gold * weight, weight.expand_as(gold).clone()
+    count = weight.sum(1, keepdim=True)
+    share = (gold * weight).sum(1, keepdim=True) / count.clamp(min=1.0)
+    return share, (count > 0).double().expand_as(share).clone()
+
+
+# --- the optimiser ------------------------------------------------------------------------------------------------
+def _minimise(parameters: Sequence[torch.Tensor], objective: Callable[[], torch.Tensor]) -> None:
+    """LBFGS with a strong-Wolfe line search on ``objective`` (which may call ``backward`` itself per chunk and
+    returns the detached total), in place on ``parameters``."""
+    optimiser = torch.optim.LBFGS(parameters, lr=1.0, max_iter=100, tolerance_grad=1e-9, line_search_fn="strong_wolfe")
+
+    def closure():
+        optimiser.zero_grad()
+        return objective()
+
+    optimiser.step(closure)
+
+
+def _clamped_scale(log_scale: torch.Tensor) -> torch.Tensor:
+    return log_scale.detach().exp().clamp(*SCALE_RANGE)
+
+
+# --- post heads --------------------------------------------------------------------------------------------------
+def post_nll(logits, targets, weight, scale, shift) -> torch.Tensor:
+    """Per (view, label) ``[V, C]``: mean weighted binary log-loss of ``sigmoid(scale · logits + shift)``."""
+    terms = F.binary_cross_entropy_with_logits(logits * scale + shift, targets, reduction="none")
+    return (terms * weight).sum(0) / weight.sum(0).clamp(min=1.0)
+
+
+def fit_post_calibration(
+    logits: torch.Tensor, gold: torch.Tensor, annotated: torch.Tensor | None, settings: CalibrationSettings
+) -> tuple[torch.Tensor, torch.Tensor, dict]:
+    """``(scale [V, C], shift [V, C], info)`` of ``settings`` fitted on dev ``logits`` ``[N, V, C]`` against the gold
+    of every annotator view ``[N, V', C]`` (and its ``annotated`` mask)."""
+    views, labels = logits.shape[1], logits.shape[2]
+    identity = torch.ones(views, labels), torch.zeros(views, labels)
+    if not settings.fits or logits.shape[0] == 0:
+        return *identity, {}
+    logits = logits.detach().double().cpu()
+    targets, weight = view_targets(gold, annotated, views)
+    targets, weight = targets.reshape(logits.shape), weight.reshape(logits.shape)
+    platt = settings.method == "platt"
+
+    def fitted(shape) -> tuple[torch.Tensor, torch.Tensor]:
+        log_scale = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
+        shift = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
+        parameters = [log_scale, shift] if platt else [log_scale]
+
+        def objective():
+            loss = post_nll(logits, targets, weight, log_scale.exp(), shift).sum()
+            loss.backward()
+            return loss.detach()
+
+        with torch.enable_grad():
+            _minimise(parameters, objective)
+        return _clamped_scale(log_scale).expand(views, labels), shift.detach().expand(views, labels)
+
+    shared_scale, shared_shift = fitted((1, 1))
+    if settings.scope == "own":
+        scale, shift = fitted((views, labels))
+        weak = (targets * weight).sum(0) < settings.min_evidence  # [V, C]
+        scale = torch.where(weak, shared_scale, scale)
+        shift = torch.where(weak, shared_shift, shift)
+    else:
+        scale, shift = shared_scale, shared_shift
+    before = post_nll(logits, targets, weight, torch.ones(()), torch.zeros(()))
+    after = post_nll(logits, targets, weight, scale, shift)
+    info = _info(settings, before, after, weight.sum(0) > 0)
+    if settings.scope == "own":
+        info["shared_for"] = int(weak.sum())
+    return scale.float().clone(), shift.float().clone(), info
+
+
+def apply_post_calibration(logits: torch.Tensor, scale: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+    """Calibrated probabilities ``[B, V, C]`` of logits ``[B, V, C]``."""
+    return torch.sigmoid(logits * scale.to(logits) + shift.to(logits))
+
+
+# --- span decoders ------------------------------------------------------------------------------------------------
+def _padded(tensors: Sequence[torch.Tensor], width: int, value=0) -> torch.Tensor:
+    """Dev batches of different word counts ``[B, D, W, ...]`` / ``[B, W]`` padded to ``width`` words and joined."""
+    out = []
+    for tensor in tensors:
+        axis = 2 if tensor.dim() >= 3 else 1
+        missing = width - tensor.shape[axis]
+        if missing:
+            shape = list(tensor.shape)
+            shape[axis] = missing
+            tensor = torch.cat([tensor, tensor.new_full(shape, value)], dim=axis)
+        out.append(tensor)
+    return torch.cat(out)
+
+
+def span_dev(outputs: Sequence[Mapping[str, torch.Tensor]], model_views: int, labels: int):
+    """``(emissions [N, D, W, 3], mask [N, W], targets [N, D, W], weight [N, D, W])`` of dev outputs (``emissions``,
+    ``word_mask``, ``gold`` tags of every view ``[B, V·C, W]``, ``annotated``), the posts sorted by length."""
+    width = max(int(batch["word_mask"].shape[1]) for batch in outputs)
+    emissions = _padded([batch["emissions"].detach().double().cpu() for batch in outputs], width)
+    mask = _padded([batch["word_mask"].bool().cpu() for batch in outputs], width, False)
+    gold = _padded([batch["gold"].cpu() for batch in outputs], width)
+    annotated = [batch.get("annotated") for batch in outputs]
+    gold_views = gold.shape[1] // labels
+    annotated = (
+        None
+        if all(a is None for a in annotated)
+        else torch.cat(
+            [
+                torch.ones(b["gold"].shape[0], gold_views, dtype=torch.bool) if a is None else a.cpu().bool()
+                for a, b in zip(annotated, outputs)
+            ]
+        )
+    )
+    inside = (gold > 0).reshape(gold.shape[0], gold_views, labels, width)  # B or I
+    targets, weight = view_targets(inside, annotated, model_views)
+    targets = targets.reshape(gold.shape[0], model_views * labels, width)
+    weight = weight.reshape(targets.shape) * mask[:, None, :].double()
+    order = torch.argsort(mask.sum(-1))
+    return emissions[order], mask[order], targets[order], weight[order]
+
+
+def _chunks(mask: torch.Tensor, budget: int = 1 << 15):
+    """Slices of posts (sorted by length) whose padded words stay within ``budget``, each trimmed to its widest."""
+    lengths = mask.sum(-1).tolist()
+    start = 0
+    while start < len(lengths):
+        end = start + 1
+        while end < len(lengths) and (end + 1 - start) * max(lengths[end], 1) <= budget:
+            end += 1
+        yield slice(start, end), max(int(max(lengths[start:end])), 1)
+        start = end
+
+
+def span_nll(crf: BatchedBIOCRF, emissions, mask, targets, weight, scale, backward: bool = False) -> torch.Tensor:
+    """Per decoder ``[D]``: the mean weighted token log-loss of the tempered CRF's marginals ``P(inside)``
+    (``backward``: also accumulate its gradient, chunk by chunk, so the graph of one chunk at a time is kept)."""
+    total = torch.zeros(emissions.shape[1], dtype=torch.float64)
+    denominator = weight.sum((0, 2)).clamp(min=1.0)
+    for rows, width in _chunks(mask):
+        inside = crf.inside_probabilities(emissions[rows, :, :width], mask[rows, :width], scale).clamp(1e-12, 1 - 1e-12)
+        t, w = targets[rows, :, :width], weight[rows, :, :width]
+        terms = -(t * inside.log() + (1 - t) * (1 - inside).log()) * w
+        part = terms.sum((0, 2)) / denominator
+        if backward:
+            part.sum().backward()
+        total = total + part.detach()
+    return total
+
+
+def fit_span_calibration(
+    crf: BatchedBIOCRF,
+    outputs: Sequence[Mapping[str, torch.Tensor]],
+    model_views: int,
+    labels: int,
+    settings: CalibrationSettings,
+) -> tuple[torch.Tensor, dict]:
+    """``(scale [D], info)``: each decoder's (or one shared) ``1 / T`` fitted on dev outputs (``span_dev``)."""
+    decoders = model_views * labels
+    if not settings.fits or not outputs:
+        return torch.ones(decoders), {}
+    emissions, mask, targets, weight = span_dev(outputs, model_views, labels)
+    crf = _frozen_copy(crf)
+
+    def fitted(size: int) -> torch.Tensor:
+        log_scale = torch.zeros(size, dtype=torch.float64, requires_grad=True)
+
+        def objective():
+            return span_nll(
+                crf, emissions, mask, targets, weight, log_scale.exp().expand(decoders), backward=True
+            ).sum()
+
+        with torch.enable_grad():
+            _minimise([log_scale], objective)
+        return _clamped_scale(log_scale).expand(decoders)
+
+    shared = fitted(1)
+    if settings.scope == "own":
+        scale = fitted(decoders)
+        weak = _decoder_evidence(targets, weight) < settings.min_evidence
+        scale = torch.where(weak, shared, scale)
+    else:
+        scale = shared
+    ones = torch.ones(decoders, dtype=torch.float64)
+    before = span_nll(crf, emissions, mask, targets, weight, ones)
+    after = span_nll(crf, emissions, mask, targets, weight, scale)
+    info = _info(settings, before, after, weight.sum((0, 2)) > 0)
+    if settings.scope == "own":
+        info["shared_for"] = int(weak.sum())
+    return scale.float().clone(), info
+
+
+def _decoder_evidence(targets: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """Each decoder's dev spans, counted per view: the begins of runs of inside tokens, weighted (shares sum)."""
+    previous = torch.cat([torch.zeros_like(targets[..., :1]), targets[..., :-1]], dim=-1)
+    return ((targets - previous).clamp(min=0) * weight).sum((0, 2))
+
+
+def _frozen_copy(crf: BatchedBIOCRF) -> BatchedBIOCRF:
+    """The CRF on the CPU in float64 without gradients (the fit moves only the temperature)."""
+    copy = BatchedBIOCRF(crf.num_decoders).double()
+    copy.load_state_dict({k: v.detach().cpu().double() for k, v in crf.state_dict().items()})
+    return copy.requires_grad_(False)
+
+
+def _info(settings: CalibrationSettings, before: torch.Tensor, after: torch.Tensor, present: torch.Tensor) -> dict:
+    """What was fitted: the settings and the dev log-loss before and after (mean over the labels / decoders that
+    ``present`` marks, those with dev items)."""
+    loss = {"before": None, "after": None}
+    if bool(present.any()):
+        loss = {"before": round(float(before[present].mean()), 6), "after": round(float(after[present].mean()), 6)}
+    return {**settings.model_dump(), "dev_log_loss": loss}

@@ -1,0 +1,101 @@
+"""A trained fold's calibration end to end, on the session's shared tiny runs (``helpers.trained``): fitted on dev
+and saved with the model (settings in ``model.json``, values in ``model.safetensors``), reported by the fold, by
+``faina.predict`` / ``faina.tag`` (raw ones with ``--uncalibrated``), by exported folders and by ensembles, while
+folders saved before calibration existed load uncalibrated."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from common.errors import UserError
+from faina.formats.probability_file import read_probabilities
+from faina.predict import main as predict_main
+from faina.serving.fold_model import load_exported
+from faina.serving.loading import load_predictor
+from faina.tag import main as tag_main
+from helpers.trained import copy_of
+
+
+@pytest.mark.parametrize("kind", ["span", "post"])
+def test_a_fold_fits_its_calibration_on_dev_saves_it_and_scores_both(trained_runs, kind):
+    fold = getattr(trained_runs, kind) / "fold0"
+    module = json.loads((fold / "model.json").read_text())["model"]["module"]
+    assert module["calibration"] == {"method": "temperature", "scope": "own", "min_evidence": 5}
+    weights = load_file(str(fold / "model.safetensors"))
+    assert "calibration_scale" in weights and not torch.equal(
+        weights["calibration_scale"], torch.ones_like(weights["calibration_scale"])
+    )
+    metrics = json.loads((fold / "metrics.json").read_text())
+    fitted = metrics["calibrated_on_dev"]
+    assert fitted["method"] == "temperature" and fitted["dev_log_loss"]["after"] <= fitted["dev_log_loss"]["before"]
+    assert set(fitted["temperature"]) == {"a1", "a2"}
+    # the file's probabilities are the calibrated ones; the raw ones are scored beside them; the former key stays
+    assert metrics["soft_labels"] == metrics["probability_scores"]
+    assert metrics["probability_scores_uncalibrated"]["model"] != metrics["probability_scores"]["model"]
+    assert metrics["probability_scores_uncalibrated"]["prior"] == metrics["probability_scores"]["prior"]
+    assert (fold / "reliability.png").stat().st_size > 10_000
+    model, _ = load_exported(fold)
+    assert model.applies_calibration and torch.equal(model.calibration_scale, weights["calibration_scale"])
+
+
+def test_predict_writes_calibrated_probabilities_and_the_raw_ones_with_uncalibrated(trained_runs, tmp_path):
+    fold, sample = trained_runs.span / "fold0", trained_runs.sample / "sample-unlabelled.conll"
+    runs = {}
+    for name, extra in (("calibrated", []), ("raw", ["--uncalibrated"])):
+        out, probabilities = tmp_path / f"{name}.conll", tmp_path / f"{name}.jsonl"
+        predict_main([str(fold), str(sample), str(out), "--probabilities", str(probabilities), *extra])
+        runs[name] = (out.read_bytes(), read_probabilities(probabilities))
+    assert runs["calibrated"][0] == runs["raw"][0]  # a calibration moves no hard decision
+    calibrated, raw = runs["calibrated"][1].posts[0].values, runs["raw"][1].posts[0].values
+    assert calibrated.shape == raw.shape and not (calibrated == raw).all()
+    with pytest.raises(SystemExit) as stop:
+        predict_main([str(fold), str(sample), str(tmp_path / "x.conll"), "--uncalibrated"])
+    assert stop.value.code == 2
+
+
+def test_tag_with_uncalibrated_writes_the_raw_probabilities(trained_runs, tmp_path, capsys):
+    fold = trained_runs.post / "fold0"
+    files = {}
+    for name, extra in (("calibrated", []), ("raw", ["--uncalibrated"])):
+        files[name] = tmp_path / f"{name}.jsonl"
+        tag_main(
+            [str(fold), "--text", "I soliti politici", "--probabilities", str(files[name]), "--device", "cpu", *extra]
+        )
+    calibrated, raw = (read_probabilities(files[n]).posts[0].values for n in ("calibrated", "raw"))
+    model, _ = load_exported(fold)
+    assert not (calibrated == raw).all()
+    model.use_calibration(False)
+    assert not model.applies_calibration
+
+
+def test_a_folder_saved_before_calibration_existed_loads_uncalibrated(trained_runs, tmp_path):
+    old = copy_of(trained_runs.post / "fold0", tmp_path, "old")
+    meta = json.loads((old / "model.json").read_text())
+    del meta["model"]["module"]["calibration"]
+    (old / "model.json").write_text(json.dumps(meta))
+    weights = load_file(str(old / "model.safetensors"))
+    save_file({k: v for k, v in weights.items() if not k.startswith("calibration_")}, str(old / "model.safetensors"))
+    model, _ = load_exported(old)
+    assert not model.applies_calibration and model.calibration.method == "none"
+    assert torch.equal(model.calibration_scale, torch.ones_like(model.calibration_scale))
+
+
+def test_exported_folders_and_ensembles_report_their_members_calibration(trained_runs):
+    exported, _ = load_exported(trained_runs.exports["span-fold0"])
+    fold, _ = load_exported(trained_runs.span / "fold0")
+    assert exported.applies_calibration and torch.equal(exported.calibration_scale, fold.calibration_scale)
+    together, _ = load_predictor(trained_runs.span)  # the results folder: the ensemble of its two folds
+    assert together.applies_calibration and len(together) == 2
+
+
+def test_a_calibration_method_outside_the_closed_set_in_a_saved_folder_is_one_message(trained_runs, tmp_path):
+    bad = copy_of(trained_runs.span / "fold0", tmp_path, "bad")
+    meta = json.loads((bad / "model.json").read_text())
+    meta["model"]["module"]["calibration"]["method"] = "platt"  # no Platt for a CRF
+    (bad / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(UserError, match="calibration.method"):
+        load_exported(bad)

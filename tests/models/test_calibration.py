@@ -1,0 +1,186 @@
+"""Post-hoc calibration (``models/calibration.py``): known temperatures are recovered, the CRF's path never moves,
+the evidence fallback, the one-view targets, and MVML / MVMD / their ensembles reporting calibrated probabilities
+beside the raw ones they decide on."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from models.calibration import (
+    PostCalibrationSettings,
+    SpanCalibrationSettings,
+    apply_post_calibration,
+    fit_post_calibration,
+    fit_span_calibration,
+    view_targets,
+)
+from models.crf import NUM_TAGS, BatchedBIOCRF
+from models.encoder import ChunkedEncoder
+from models.ensemble import ensemble
+from models.mvmd import MVMD
+from models.mvml import MVML
+
+LABELS = ["Doubt", "Slogan"]
+
+
+def sampled_post_dev(temperatures, shift=0.0, posts=20000, seed=0):
+    """Logits ``z`` and 0/1 labels drawn from ``sigmoid(z / T + shift)``: a model whose true temperature is T."""
+    generator = torch.Generator().manual_seed(seed)
+    temperatures = torch.tensor(temperatures)
+    logits = torch.randn(posts, 1, len(temperatures), generator=generator) * 3
+    truth = torch.sigmoid(logits / temperatures + shift)
+    return logits, torch.bernoulli(truth, generator=generator)
+
+
+def test_a_known_temperature_is_recovered_per_label():
+    logits, gold = sampled_post_dev([2.0, 0.5])
+    scale, shift, info = fit_post_calibration(logits, gold, None, PostCalibrationSettings(method="temperature"))
+    assert (1 / scale[0]).tolist() == pytest.approx([2.0, 0.5], rel=0.06)
+    assert shift.abs().max() == 0
+    assert info["dev_log_loss"]["after"] < info["dev_log_loss"]["before"]
+
+
+def test_platt_recovers_a_slope_and_an_intercept_and_shared_scope_fits_one_temperature():
+    logits, gold = sampled_post_dev([2.0, 2.0], shift=-1.0)
+    scale, shift, _ = fit_post_calibration(logits, gold, None, PostCalibrationSettings(method="platt"))
+    assert scale[0].tolist() == pytest.approx([0.5, 0.5], rel=0.06)
+    assert shift[0].tolist() == pytest.approx([-1.0, -1.0], abs=0.08)
+    logits, gold = sampled_post_dev([2.0, 0.5])
+    shared, _, _ = fit_post_calibration(
+        logits, gold, None, PostCalibrationSettings(method="temperature", scope="shared")
+    )
+    assert shared[0, 0] == shared[0, 1] and 0.5 < float(1 / shared[0, 0]) < 2.0
+
+
+def test_labels_with_too_little_dev_evidence_take_the_shared_fit_and_none_fits_nothing():
+    logits, gold = sampled_post_dev([2.0, 0.5], posts=4000)
+    gold[:, :, 1] = 0
+    gold[:3, :, 1] = 1  # three positives: below min_evidence
+    own = PostCalibrationSettings(method="temperature", min_evidence=5)
+    scale, _, info = fit_post_calibration(logits, gold, None, own)
+    shared, _, _ = fit_post_calibration(logits, gold, None, own.model_copy(update={"scope": "shared"}))
+    assert scale[0, 1] == shared[0, 0] and scale[0, 0] != shared[0, 0] and info["shared_for"] == 1
+    scale, shift, info = fit_post_calibration(logits, gold, None, PostCalibrationSettings())
+    assert torch.equal(scale, torch.ones(1, 2)) and torch.equal(shift, torch.zeros(1, 2)) and info == {}
+
+
+def test_a_one_view_model_meets_the_share_of_the_annotated_views():
+    gold = torch.tensor([[[1.0], [0.0], [1.0]], [[1.0], [1.0], [0.0]]])  # [N=2, V=3, C=1]
+    annotated = torch.tensor([[True, True, True], [True, False, False]])
+    targets, weight = view_targets(gold, annotated, model_views=1)
+    assert targets[:, 0, 0].tolist() == pytest.approx([2 / 3, 1.0]) and weight.flatten().tolist() == [1.0, 1.0]
+    targets, weight = view_targets(gold, annotated, model_views=3)  # a head per view: each its own annotator
+    assert torch.equal(targets, gold * weight) and weight[1, :, 0].tolist() == [1.0, 0.0, 0.0]
+
+
+def random_crf(decoders: int, seed: int = 3) -> BatchedBIOCRF:
+    torch.manual_seed(seed)
+    crf = BatchedBIOCRF(decoders)
+    with torch.no_grad():
+        for parameter in crf.parameters():
+            parameter.normal_()
+    return crf
+
+
+def span_dev_outputs(crf, true_scale, posts=48, words=10, seed=5):
+    """Dev outputs whose gold is drawn from the CRF tempered by ``true_scale``: per post three annotator views, each a
+    tag sequence sampled token by token from the tempered marginals (B where the token is inside, else O), so the
+    share of the views inside a token estimates the tempered marginal."""
+    generator = torch.Generator().manual_seed(seed)
+    decoders = len(true_scale)
+    emissions = torch.randn(posts, decoders, words, NUM_TAGS, generator=generator) * 2
+    mask = torch.ones(posts, words, dtype=torch.bool)
+    mask[::3, words - 3 :] = False  # some shorter posts
+    inside = crf.inside_probabilities(emissions, mask, torch.tensor(true_scale))
+    views = torch.stack([torch.bernoulli(inside, generator=generator) for _ in range(200)], dim=1)  # [N, V, D, W]
+    gold = views.reshape(posts, -1, words).long()  # 200 views of one decoder set: tags 0 (O) / 1 (B)
+    return [
+        {"emissions": emissions[i : i + 16], "word_mask": mask[i : i + 16], "gold": gold[i : i + 16]}
+        for i in range(0, posts, 16)
+    ]
+
+
+def test_a_known_crf_temperature_is_recovered_per_decoder():
+    crf = random_crf(2)
+    outputs = span_dev_outputs(crf, [0.5, 2.0])
+    scale, info = fit_span_calibration(
+        crf, outputs, 1, 2, SpanCalibrationSettings(method="temperature", min_evidence=0)
+    )
+    assert scale.tolist() == pytest.approx([0.5, 2.0], rel=0.1)
+    assert info["dev_log_loss"]["after"] < info["dev_log_loss"]["before"]
+    shared, _ = fit_span_calibration(crf, outputs, 1, 2, SpanCalibrationSettings(method="temperature", scope="shared"))
+    assert shared[0] == shared[1] and 0.5 < float(shared[0]) < 2.0
+
+
+def test_tempering_moves_the_marginals_not_the_viterbi_path():
+    crf = random_crf(4)
+    emissions, mask = torch.randn(3, 4, 6, NUM_TAGS), torch.ones(3, 6, dtype=torch.bool)
+    scale = torch.tensor([0.3, 1.0, 2.5, 7.0])
+    raw, tempered = crf.inside_probabilities(emissions, mask), crf.inside_probabilities(emissions, mask, scale)
+    assert torch.allclose(raw[:, 1], tempered[:, 1]) and not torch.allclose(raw[:, 0], tempered[:, 0])
+    scaled = BatchedBIOCRF(4)
+    with torch.no_grad():
+        for name in ("transitions", "start_scores", "end_scores"):
+            getattr(scaled, name).copy_(getattr(crf, name) * scale.view(-1, *[1] * (getattr(crf, name).dim() - 1)))
+    # the tempered CRF is the CRF of the scaled scores, whose most probable path is the untempered one's
+    assert torch.allclose(
+        scaled.inside_probabilities(emissions * scale[None, :, None, None], mask), tempered, atol=1e-6
+    )
+    assert torch.equal(scaled.viterbi(emissions * scale[None, :, None, None], mask), crf.viterbi(emissions, mask))
+
+
+@pytest.fixture
+def post_batch(tiny_bert, make_batch):
+    tokenizer = ChunkedEncoder(tiny_bert, max_length=16).tokenizer
+    ids, mask = make_batch(tokenizer, ["il gatto e il cane", "ciao mondo gatto mare"])
+    return {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "word_starts": torch.arange(ids.shape[1]).expand(2, -1).clone(),
+        "word_mask": mask.bool(),
+        "tags": torch.zeros(2, 4, ids.shape[1], dtype=torch.long),
+        "post_index": torch.tensor([7, 9]),
+        "labels": torch.tensor([[[1.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]]]),
+    }
+
+
+def test_mvml_reports_calibrated_probabilities_and_decides_on_the_raw_ones(tiny_bert, post_batch):
+    torch.manual_seed(0)
+    model = MVML(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=LABELS, decision={"fixed": 0.5}).eval()
+    before = model.predict_outputs(post_batch)
+    assert "raw_probabilities" not in before  # nothing fitted: the raw ones are what it reports
+    model.keep_calibration(torch.stack([torch.full((2, 2), 4.0), torch.zeros(2, 2)]))  # T = 0.25: sharper
+    after = model.predict_outputs(post_batch)
+    assert torch.equal(after["raw_probabilities"], before["probabilities"])
+    assert torch.equal(after["predicted"], before["predicted"])
+    logits = model(post_batch)
+    assert torch.allclose(
+        after["probabilities"], apply_post_calibration(logits, model.calibration_scale, model.calibration_shift)
+    )
+    assert (after["probabilities"] - 0.5).abs().min() >= (before["probabilities"] - 0.5).abs().min()
+    model.use_calibration(False)
+    assert torch.equal(model.predict_outputs(post_batch)["probabilities"], before["probabilities"])
+    model.use_calibration(True)
+    pair = ensemble([model, model]).predict_outputs(post_batch)
+    assert torch.allclose(pair["probabilities"], after["probabilities"]) and torch.equal(
+        pair["predicted"], after["predicted"]
+    )
+
+
+def test_mvmd_fits_keeps_and_reports_its_tempered_crf(tiny_bert, post_batch):
+    torch.manual_seed(0)
+    model = MVMD(ChunkedEncoder(tiny_bert, max_length=16), num_views=2, labels=LABELS).eval()
+    before = model.predict_outputs(post_batch, raw=True)
+    settings = SpanCalibrationSettings(method="temperature", min_evidence=0)
+    values, info = model.fit_calibration([model.dev_outputs(post_batch)], settings)
+    assert values.shape == (4,) and info["method"] == "temperature"
+    model.keep_calibration(torch.tensor([0.5, 1.0, 2.0, 3.0]))
+    after = model.predict_outputs(post_batch, raw=True)
+    assert torch.equal(after["tags"], before["tags"]) and torch.equal(after["raw_inside"], before["inside"])
+    assert torch.allclose(after["inside"], model.apply_calibration([before], model.calibration_scale)[0]["inside"])
+    assert not torch.allclose(after["inside"][:, 0], before["inside"][:, 0])
+    alone = ensemble([model]).predict_outputs(post_batch)  # one member: its own tempered CRF
+    assert torch.allclose(alone["inside"], after["inside"], atol=1e-6) and torch.equal(alone["tags"], after["tags"])
+    report = model.calibration_report(model.calibration_scale, info)
+    assert report["temperature"]["a1"] == {"Doubt": 2.0, "Slogan": 1.0}
