@@ -23,8 +23,9 @@ from fuzz.model_files import tiny_model, tiny_state, tiny_weights
 from fuzz.support import fuzz_settings, json_junk, outcome, scratch_file, tried
 
 READER = "model.safetensors (load_weights)"
-# decision buffers that exports of earlier releases lack: a file without one loads with the untuned default
-OPTIONAL = {"decision_o_bias": 0.0}
+# decision and calibration buffers that exports of earlier releases lack: a file without one loads with the
+# untuned, uncalibrated default
+OPTIONAL = {"decision_o_bias": 0.0, "calibration_scale": 1.0, "calibration_shift": 0.0}
 FIX = "export the model again"
 
 
