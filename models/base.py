@@ -83,7 +83,7 @@ def gold_of(batch: Mapping[str, torch.Tensor], key: str) -> dict:
 class FallacyModule(L.LightningModule):
     """Base LightningModule: the encoder, the optimiser recipe and the evaluation loop MVML and MVMD share.
 
-    Subclasses define ``forward``, ``training_step``, ``_evaluate`` (decode a labelled batch and update the
+    Subclasses define ``forward``, ``training_loss``, ``_evaluate`` (decode a labelled batch and update the
     metric and the predicted/gold counts), the prediction methods of their level (``models/outputs.py``), and for
     their decision rule (``decision``, a ``DecisionSettings``) where its values live (``keep_decision``) and how
     they are reported (``decision_report``); ``tune_decisions`` is the same for both. Everything that is not the
@@ -135,7 +135,12 @@ class FallacyModule(L.LightningModule):
 
     # --- optimisation ------------------------------------------------------------------------------
     def encoder_layer_groups(self) -> list[list[nn.Parameter]]:
-        return encoder_layer_groups(self.encoder.model)
+        """The encoder's trainable parameters by layer, bottom to top (with LoRA: the adapters only)."""
+        groups = encoder_layer_groups(self.encoder.model)
+        if not self.encoder.has_adapters:
+            return groups
+        base = self.encoder.base_weights.parameters_of(self.encoder)
+        return [[p for p in group if id(p) not in base] for group in groups]
 
     def heads_parameters(self) -> list[nn.Parameter]:
         encoder_ids = {id(p) for p in self.encoder.parameters()}
@@ -253,7 +258,16 @@ class FallacyModule(L.LightningModule):
     def calibration_report(self, values: torch.Tensor, info: dict) -> dict:
         raise NotImplementedError
 
-    # --- evaluation --------------------------------------------------------------------------------
+    # --- training and evaluation ---------------------------------------------------------------------
+    def training_loss(self, batch) -> torch.Tensor:
+        """The objective on one labelled batch (each model's own)."""
+        raise NotImplementedError
+
+    def training_step(self, batch, batch_idx):
+        loss = self.training_loss(batch)
+        self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
+        return loss
+
     def validation_step(self, batch, batch_idx):
         self._evaluate(batch, "val")
 

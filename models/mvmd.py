@@ -189,10 +189,8 @@ class MVMD(SpanOutputs, FallacyModule):
             return self.decoders.soft_loss(emissions, batch["tags"], batch["word_mask"], annotated, weights)
         return self.decoders.loss(emissions, batch["tags"], batch["word_mask"], annotated)
 
-    def training_step(self, batch, batch_idx):
-        loss = self.loss(self.emissions(batch), batch)
-        self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
-        return loss
+    def training_loss(self, batch) -> torch.Tensor:
+        return self.loss(self.emissions(batch), batch)
 
     def _evaluate(self, batch, split: str) -> None:
         if "tags" not in batch:  # unlabelled data: nothing to score

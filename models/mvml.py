@@ -100,10 +100,8 @@ class MVML(PostOutputs, FallacyModule):
             return self.head.soft_loss(logits, batch["labels"], annotated)
         return self.head.loss(logits, batch["labels"], annotated)
 
-    def training_step(self, batch, batch_idx):
-        loss = self.loss(self(batch), batch)
-        self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
-        return loss
+    def training_loss(self, batch) -> torch.Tensor:
+        return self.loss(self(batch), batch)
 
     def _evaluate(self, batch, split: str) -> None:
         if "labels" not in batch:  # unlabelled data: nothing to score
