@@ -4,6 +4,9 @@ Steps (each a ``train.py`` run of this checkout in its own process, results unde
 
 1. ``mvmd``: MVMD span-f, one fold of the shipped sample, ``trainer=gpu`` (bf16-mixed), the demo's schedule;
 2. ``mvml``: MVML post-f, one fold of the sample, ``trainer=gpu``;
+2b. ``llm-encoder``: MVMD span-f over a Llama 2 7B-shaped encoder with random weights (``encoder=llama-7b-shape``:
+   LoRA, gradient checkpointing, bf16, the causal mask removed), 16 optimiser steps: a 7B encoder's memory and
+   step time without a download (its score means nothing);
 3. ``qlora``: SmolLM2 QLoRA (bitsandbytes 4-bit base) for a few steps on Missci, then candidate generation and
    scoring;
 4. ``vllm``: Missci zero-shot generation through vLLM (``llm.backend=vllm``) when vLLM is installed (else skipped).
@@ -31,7 +34,7 @@ from common.errors import UserError
 
 REPO = Path(__file__).resolve().parents[1]  # the checkout whose train.py the steps run
 DEFAULT_OUT = REPO / "results" / "gpu-check"
-STEPS = ("mvmd", "mvml", "qlora", "vllm")
+STEPS = ("mvmd", "mvml", "llm-encoder", "qlora", "vllm")
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class Step:
     score: str  # how to read the score from it (see read_score)
     needs: str | None = None  # a Python module the step requires
     gpu_only: list[str] = field(default_factory=list)  # overrides dropped with --cpu
+    needs_gpu: bool = False  # skipped with --cpu (a 7B model on a CPU: hours and 30 GB)
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,23 @@ def plan(options: CheckOptions) -> list[Step]:
             ["task=post-f", "cv.folds=[0]", "name=gpu-check-post-f", "trainer.max_epochs=10", "loader.batch_size=16"],
             "gpu-check-post-f/fold0/metrics.json",
             "strict avg F1",
+        ),
+        Step(
+            "llm-encoder",
+            "MVMD span-f, 7B-shaped Llama encoder (random, LoRA), 16 steps",
+            [
+                "task=span-f",
+                "encoder=llama-7b-shape",
+                "encoder.attention=bidirectional",
+                "cv.folds=[0]",
+                "name=gpu-check-llm-encoder",
+                "trainer.max_epochs=1",
+                "trainer.max_steps=16",
+                "loader.batch_size=8",
+            ],
+            "gpu-check-llm-encoder/fold0/metrics.json",
+            "soft avg F1",
+            needs_gpu=True,
         ),
         Step(
             "qlora",
@@ -140,7 +161,8 @@ def plan(options: CheckOptions) -> list[Step]:
 def command(step: Step, options: CheckOptions, out: Path) -> list[str]:
     """The ``train.py`` command line of ``step``."""
     hardware = ["trainer=default"] if options.cpu else ["trainer=gpu", *step.gpu_only]
-    quick = ["++trainer.fast_dev_run=true", "callbacks=none"] if options.fast and step.key in {"mvmd", "mvml"} else []
+    fast_dev_run = {"mvmd", "mvml", "llm-encoder"}
+    quick = ["++trainer.fast_dev_run=true", "callbacks=none"] if options.fast and step.key in fast_dev_run else []
     if options.fast and step.key == "qlora":
         quick = [
             "task.lora.max_steps=1",
@@ -162,6 +184,8 @@ def command(step: Step, options: CheckOptions, out: Path) -> list[str]:
 
 def skip_reason(step: Step, options: CheckOptions) -> str | None:
     """Why ``step`` cannot run here (``None``: it can)."""
+    if step.needs_gpu and options.cpu:
+        return "needs a GPU"
     if step.needs and (options.cpu or importlib.util.find_spec(step.needs) is None):
         return "needs a GPU" if options.cpu else f"{step.needs} not installed"
     return None

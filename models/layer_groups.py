@@ -24,6 +24,15 @@ def _layer_list_name(model: nn.Module) -> str | None:
     return name
 
 
+def layer_list(model: nn.Module) -> tuple[nn.Module, nn.ModuleList] | None:
+    """The module that runs the layers (e.g. ``LlamaModel``) and its layer list, or ``None`` when not recognisable."""
+    name = _layer_list_name(model)
+    if name is None:
+        return None
+    parent = name.rpartition(".")[0]
+    return (model.get_submodule(parent) if parent else model), model.get_submodule(name)
+
+
 def encoder_layer_groups(model: nn.Module) -> list[list[nn.Parameter]]:
     """``L + 1`` lists of parameters: ``[embeddings, layer 1, …, layer L (+ anything above)]``.
 

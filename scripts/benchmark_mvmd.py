@@ -46,7 +46,7 @@ def load_posts(path: Path, count: int):
     from models.encoder import offline_encoder_path
 
     data = load_task_data(str(path), None, "span", "fine")
-    tokenizer = load_tokenizer(offline_encoder_path())
+    tokenizer = load_tokenizer({"name_or_path": offline_encoder_path()})
     features = LEVELS["span"].encode(data.labelled, tokenizer, data.labels, data.num_views)[:count]
     position = {label: i for i, label in enumerate(data.labels)}
     for feature, views in zip(features, data.label_sets()):

@@ -16,7 +16,7 @@ from faina.formats.conll import _PostParser
 from faina.formats.labels import LabelInventory
 from faina.formats.records import NOT_ANNOTATED, Post, PostCorpus, PostRow, SpanCorpus
 
-FEATURES_VERSION = 2  # bump when the encoding rule changes, so old cached features are not reused
+FEATURES_VERSION = 3  # bump when the encoding rule changes, so old cached features are not reused
 
 
 def _record(row: dict, level: str, num_views: int):

@@ -1,7 +1,8 @@
 """Posts → model inputs: subword ids, word↔subword alignment and targets, and the batch collation.
 
-Each word is tokenised on its own pieces of the post (``is_split_into_words``); its label goes to its
-first subword (``word_starts``), as in HF ``run_ner.py``. A word the tokenizer maps to nothing (e.g. a
+Each word gets the subwords the tokenizer gives it in the post's running text (``word_pieces``: its own pieces by
+``is_split_into_words`` for WordPiece and SentencePiece, character offsets for byte-level BPE); its label goes to
+its first subword (``word_starts``), as in HF ``run_ner.py``. A word the tokenizer maps to nothing (e.g. a
 lone control character) gets the unknown token, so every token of every post receives a prediction.
 Posts are never cut here: ``models.encoder.ChunkedEncoder`` encodes long posts in windows.
 
@@ -21,18 +22,59 @@ from faina.formats.records import Post, PostRow
 from models.bio import spans_to_tags
 
 
+def filler_id(tokenizer) -> int:
+    """The id that stands for a word the tokenizer maps to nothing: its unknown token, or for a byte-level
+    tokenizer, which has none, its end-of-sequence (else beginning-of-sequence, else 0)."""
+    for token_id in (tokenizer.unk_token_id, tokenizer.eos_token_id, tokenizer.bos_token_id):
+        if token_id is not None:
+            return token_id
+    return 0
+
+
+def splits_words_as_text(tokenizer) -> bool:
+    """Whether tokenising words one by one (``is_split_into_words``) gives the ids of the same words as running text.
+
+    True for WordPiece and SentencePiece (a word's first piece carries its space mark either way); False for
+    byte-level BPE (GPT-2, RoBERTa, Llama 3, SmolLM2), where a word inside a text is read with its leading space
+    ("Ġword") and a word alone without it: such a model would be fed ids it never saw in pre-training."""
+    cached = getattr(tokenizer, "_fallacy_splits_words_as_text", None)
+    if cached is None:
+        probe = ["una", "prova"]
+        alone = tokenizer(probe, is_split_into_words=True, add_special_tokens=False)["input_ids"]
+        cached = alone == tokenizer(" ".join(probe), add_special_tokens=False)["input_ids"]
+        tokenizer._fallacy_splits_words_as_text = cached
+    return cached
+
+
+def word_pieces(words: Sequence[str], tokenizer) -> list[list[int]]:
+    """The subword ids of each word, as the tokenizer reads them in the post's running text (words joined by
+    single spaces): by ``word_ids()`` where that is the same, else by each token's character offsets (a token that
+    is only the space before a word belongs to that word)."""
+    pieces: list[list[int]] = [[] for _ in words]
+    if splits_words_as_text(tokenizer):
+        encoding = tokenizer(list(words), is_split_into_words=True, add_special_tokens=False)
+        for position, word in enumerate(encoding.word_ids()):
+            if word is not None:
+                pieces[word].append(encoding["input_ids"][position])
+        return pieces
+    owner: list[int] = []  # the word of each character of the text; a space belongs to the word after it
+    for index, word in enumerate(words):
+        owner.extend([index] * (len(word) + (1 if index else 0)))
+    encoding = tokenizer(" ".join(words), add_special_tokens=False, return_offsets_mapping=True)
+    for token, (start, end) in zip(encoding["input_ids"], encoding["offset_mapping"]):
+        if end > start:
+            pieces[owner[end - 1]].append(token)
+    return pieces
+
+
 def subword_ids(words: Sequence[str], tokenizer) -> tuple[list[int], list[int]]:
     """Content subword ids of a pre-tokenised post and the index of each word's first subword."""
-    encoding = tokenizer(list(words), is_split_into_words=True, add_special_tokens=False)
-    pieces: list[list[int]] = [[] for _ in words]
-    for position, word in enumerate(encoding.word_ids()):
-        if word is not None:
-            pieces[word].append(encoding["input_ids"][position])
+    pieces = word_pieces(words, tokenizer)
     ids: list[int] = []
     starts: list[int] = []
-    for word_pieces in pieces:
+    for of_word in pieces:
         starts.append(len(ids))
-        ids.extend(word_pieces or [tokenizer.unk_token_id])
+        ids.extend(of_word or [filler_id(tokenizer)])
     return ids, starts
 
 
@@ -47,7 +89,7 @@ def span_features(post: Post, index: int, tokenizer, labels: Sequence[str], num_
 
 
 def post_features(row: PostRow, index: int, tokenizer, labels: Sequence[str], num_views: int) -> dict:
-    ids = tokenizer(row.text, add_special_tokens=False)["input_ids"] or [tokenizer.unk_token_id]
+    ids = tokenizer(row.text, add_special_tokens=False)["input_ids"] or [filler_id(tokenizer)]
     targets = torch.zeros(num_views, len(labels))
     position = {label: i for i, label in enumerate(labels)}
     annotated = [True] * num_views
@@ -67,8 +109,9 @@ def post_features(row: PostRow, index: int, tokenizer, labels: Sequence[str], nu
 class Collator:
     """Pads a list of features into the batch dict the models expect (see models/ docstrings)."""
 
-    def __init__(self, pad_token_id: int):
-        self.pad_token_id = pad_token_id
+    def __init__(self, pad_token_id: int | None):
+        # tokenizers of decoder LLMs often have no pad token; padded positions are masked, any id does
+        self.pad_token_id = pad_token_id if pad_token_id is not None else 0
 
     def __call__(self, features: list[dict]) -> dict[str, torch.Tensor]:
         size = len(features)

@@ -10,6 +10,7 @@ Lightning checkpoints are read with ``weights_only=True``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import hydra
@@ -20,13 +21,17 @@ from common.errors import UserError
 from common.io import atomic_write_bytes, atomic_write_json
 from faina.formats.labels import LabelInventory
 from faina.serving.saved_files import FOLD_FIX, check_labels, fold_model_json, read_fold_model_file
+from models.encoder_settings import encoder_settings
 
 
-def load_tokenizer(name_or_path: str, trust_remote_code: bool = False):
-    """The encoder's tokenizer, or one message naming the folder or hub id, what is missing and the fix."""
+def load_tokenizer(encoder: Mapping):
+    """The tokenizer of an ``encoder`` block (a run's config, a saved model's), or one message naming the folder or
+    hub id, what is missing and the fix."""
+    from models.encoder import encoder_reference
     from models.encoder_tokenizer import load_encoder_tokenizer
 
-    return load_encoder_tokenizer(name_or_path, trust_remote_code)
+    settings = encoder_settings(encoder)
+    return load_encoder_tokenizer(encoder_reference(settings), settings.trust_remote_code)
 
 
 def build_model(
@@ -55,12 +60,8 @@ def build_model(
             f"(this run: data.targets={'soft' if soft_targets else 'not soft'}, {gold_views} view(s))",
             fix="give one weight per annotator view with data.targets=soft, or model.module.view_weights=null",
         )
-    encoder = ChunkedEncoder(
-        name_or_path=encoder_cfg.name_or_path,
-        max_length=encoder_cfg.max_length,
-        dropout=model_cfg.get("dropout", 0.2),
-        trust_remote_code=encoder_cfg.get("trust_remote_code", False),
-    )
+    settings = encoder_settings(OmegaConf.to_container(encoder_cfg, resolve=True))
+    encoder = ChunkedEncoder(**settings.model_dump(), dropout=model_cfg.get("dropout", 0.2))
     metric = LEVELS[level].metric(inventory, gold_views)
     extra = {"soft_targets": True} if soft_targets else {}
     model = hydra.utils.instantiate(
@@ -153,13 +154,7 @@ def load_exported(model_dir: str | Path, trust_remote_code: bool = False):
         return load_model_folder(model_dir)  # checks that config.json is a Faina model's, with one message
     top, named, encoder_block, inventory = check_fold_folder(model_dir, trust_remote_code)
     meta_path = model_dir / "model.json"
-    encoder = ChunkedEncoder(
-        name_or_path=encoder_block.name_or_path,
-        max_length=encoder_block.max_length,
-        dropout=named.dropout,
-        trust_remote_code=encoder_block.trust_remote_code,
-        name=encoder_block.name,
-    )
+    encoder = ChunkedEncoder(**encoder_block.model_dump(), dropout=named.dropout)
     model = build_named_model(
         named, encoder, top.num_views, top.labels, LEVELS[top.level].metric(inventory, top.num_views), path=meta_path
     )

@@ -136,6 +136,7 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
         "",
         f"- encoder: `{encoder.get('name', '?')}` (`{config['encoder'].get('source') or '?'}`), max length "
         f"{encoder.get('max_length', '?')} subwords per window (longer posts are encoded in windows)",
+        *_decoder_lines(config["encoder"]),
         f"- model: {config['architecture']}, dropout {model.get('dropout', '?')}, "
         + ", ".join(f"{k}={v}" for k, v in _settings(config.get("module", {}))),
         f"- optimiser: {str(optimizer.get('_target_', '?')).rsplit('.', 1)[-1]} lr {optimizer.get('lr', '?')}, "
@@ -242,3 +243,21 @@ def _length(trainer: dict, cfg: dict, fold: dict) -> str:
         trained = (fold.get("early_stopping") or {}).get("epochs_trained", "?")
         text = f"at most {text}, early stopping after {patience} without a better dev F1 (this model: {trained})"
     return text
+
+
+def _decoder_lines(encoder: dict) -> list[str]:
+    """What a decoder-LLM encoder adds to the recipe: its adapter, attention mask and post vector (none for BERT)."""
+    lines = []
+    if encoder.get("peft"):
+        lora = encoder.get("lora") or {}
+        lines.append(
+            f"- adapter: {encoder['peft']} (rank {lora.get('rank', '?')}, alpha {lora.get('alpha', '?')}, on "
+            f"{', '.join(lora.get('target_modules', []))}); this folder holds the adapter and the heads, the base "
+            f"weights load from `{encoder.get('source') or '?'}`"
+        )
+    if encoder.get("attention") or encoder.get("pooling"):
+        lines.append(
+            f"- attention: {encoder.get('attention') or 'as the model has it'}; post vector: "
+            f"{encoder.get('pooling') or 'the default of that attention'}"
+        )
+    return lines

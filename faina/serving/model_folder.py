@@ -4,7 +4,9 @@ Layout (written by ``python -m faina.export``, read by ``FallacyTagger.load`` an
 
     config.json         model type (for transformers' Auto classes: faina.serving.auto_classes), architecture,
                         task, level, grain, labels, views, decision thresholds, encoder settings (no local paths)
-    model.safetensors   all weights (encoder and task heads)
+    model.safetensors   all weights (encoder and task heads); with LoRA on the encoder (``encoder.peft``) the adapter
+                        and the heads only: the base weights load from ``encoder.source`` (a hub id, a packaged
+                        model, or a folder of that name in the current directory)
     labels.yaml         the label inventory (labels, short ids, taxonomy), so Faina files can be read and checked
     encoder/            the encoder's Hugging Face ``config.json`` and tokenizer files (no weights: they are
                         in model.safetensors), so the encoder is rebuilt from the folder alone
@@ -36,6 +38,8 @@ WEIGHTS_FILE = "model.safetensors"
 LABELS_FILE = "labels.yaml"
 ENCODER_DIR = "encoder"
 ARCHITECTURES = ("MVML", "MVMD")  # the names of models.registry.ARCHITECTURES that an export may hold
+# the encoder settings of a decoder LLM an exported folder keeps (models.encoder_settings; lora beside them)
+DECODER_SETTINGS = ("gguf_file", "pooling", "attention", "peft", "dtype", "random_init")
 # module arguments that only matter while training (Hydra partials, not JSON)
 TRAINING_ONLY = ("_target_", "optimizer", "scheduler")
 
@@ -127,12 +131,42 @@ def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None 
             "max_length": encoder.max_length,
             "model_type": encoder.model.config.model_type,
             "path": ENCODER_DIR,
+            **{key: getattr(encoder.settings, key) for key in DECODER_SETTINGS},
+            "lora": encoder.settings.lora.model_dump(),
         },
     }
     atomic_write_json(out / CONFIG_FILE, config)
     if card is not None:
         atomic_write_text(out / "README.md", card)
     return out
+
+
+def adapter_base(encoder, folder: Path) -> str:
+    """Where the base weights of an adapter folder load from: ``encoder.source`` as a packaged model, a GGUF file's
+    converted copy, a hub id, or a folder of that name in the current directory; else one message saying so."""
+    from faina.serving.saved_files import FOLDER_FIX
+    from models.encoder import encoder_reference
+    from models.encoder_settings import EncoderSettings
+
+    if not encoder.source:
+        raise UserError(
+            "the folder holds LoRA adapters but names no base model (encoder.source)",
+            path=folder / CONFIG_FILE,
+            fix=FOLDER_FIX,
+        )
+    from common.model_availability import ensure_model_available
+
+    try:
+        reference = encoder_reference(EncoderSettings(name_or_path=encoder.source, gguf_file=encoder.gguf_file))
+        return ensure_model_available(reference, "encoder")
+    except UserError as err:
+        raise UserError(
+            f"the folder holds LoRA adapters, not its base encoder {encoder.source!r}, and that base is not "
+            f"available here ({err.message})",
+            path=folder / CONFIG_FILE,
+            fix=f"download {encoder.source!r} into the Hugging Face cache, or put its folder under that name in the "
+            "current directory",
+        ) from None
 
 
 def public_encoder_name(name_or_path: str) -> str:
@@ -178,12 +212,16 @@ def load_model_folder(folder: str | Path, device: str | torch.device = "cpu"):
     folder = Path(folder)
     config, named, _ = check_model_folder(folder)
     encoder_path = folder / config.encoder.path
+    settings = {key: getattr(config.encoder, key) for key in DECODER_SETTINGS if key != "gguf_file"}
     encoder = ChunkedEncoder(
         name_or_path=str(encoder_path),
         max_length=config.encoder.max_length,
         dropout=config.dropout,
         name=config.encoder.name,
         pretrained_weights=False,
+        base_reference=adapter_base(config.encoder, folder) if config.encoder.peft else None,
+        lora=config.encoder.lora.model_dump(),
+        **settings,
     )
     model = build_model(named, encoder, config.num_views, config.labels, path=folder / CONFIG_FILE)
     load_weights(folder / WEIGHTS_FILE, model, FOLDER_FIX, device)

@@ -95,7 +95,7 @@ def predict_outputs(model, meta: dict, corpus, batch_size: int = 32, raw: bool =
     and ``model.apply_decision`` decides again (``models/outputs.py``). Raw tensors are made outside inference
     mode, so later computations may combine them with the model's parameters."""
     level = LEVELS[meta["level"]]
-    tokenizer = load_tokenizer(meta["encoder"]["name_or_path"], meta["encoder"].get("trust_remote_code", False))
+    tokenizer = load_tokenizer(meta["encoder"])
     # a raw pass keeps the gold targets of every view of the corpus; otherwise they are not needed to predict
     features = level.encode(corpus, tokenizer, meta["labels"], corpus.num_views if raw else meta["num_views"])
     if not raw:

@@ -16,6 +16,7 @@ from pydantic import Field
 from common.errors import UserError
 from common.labels import LabelInventory
 from common.untrusted import Strict, read_json_object, refuse_code, validated
+from models.encoder_settings import ATTENTION_PATTERN, EncoderSettings, LoraBlock
 from models.saved_model import CheckedModel, check_model_block
 
 FOLD_FORMAT = "faina-fold-model"
@@ -37,11 +38,8 @@ FOLD_FIX = "train the fold again, or restore the model.json that the run wrote"
 FOLDER_FIX = "export the model again with python -m faina.export"
 
 
-class EncoderBlock(Strict):
-    name: Annotated[str, Field(max_length=200)] | None = None
-    name_or_path: Text
-    max_length: MaxLength = 128
-    trust_remote_code: bool = False
+# a fold's encoder block: the run's encoder settings (earlier releases wrote the first four keys only)
+EncoderBlock = EncoderSettings
 
 
 class FoldModelFile(Strict):
@@ -64,6 +62,15 @@ class FolderEncoder(Strict):
     model_type: Annotated[str, Field(max_length=100)] | None = None
     # a folder inside the model folder, by its plain name
     path: Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")] = "encoder"
+    # a decoder LLM's settings (models.encoder_settings; absent in older exports: a BERT-style encoder). With
+    # peft, model.safetensors holds the adapter and the heads, and the base weights load from source
+    gguf_file: Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$")] | None = None
+    pooling: Literal["first", "last", "mean"] | None = None
+    attention: Annotated[str, Field(pattern=ATTENTION_PATTERN)] | None = None
+    peft: Literal["lora"] | None = None
+    lora: LoraBlock = LoraBlock()
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    random_init: bool = False
 
 
 Rules = dict[Annotated[str, Field(max_length=200)], float | list[float] | list[list[float]]]

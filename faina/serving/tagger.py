@@ -99,9 +99,8 @@ class FallacyTagger:
         self.num_views = int(meta["num_views"])
         self.views = view_names(self.num_views)
         self.batch_size = batch_size
-        encoder = meta["encoder"]
-        self.tokenizer = load_tokenizer(encoder["name_or_path"], encoder.get("trust_remote_code", False))
-        self.collate = Collator(self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0)
+        self.tokenizer = load_tokenizer(meta["encoder"])
+        self.collate = Collator(self.tokenizer.pad_token_id)
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device | None = None, batch_size: int = 32) -> FallacyTagger:

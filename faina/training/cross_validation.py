@@ -286,9 +286,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
                 cfg.data.name,
                 targets=cfg.data.get("targets", "views"),
             )
-        tokenizer = load_tokenizer(
-            cfg.encoder.name_or_path, trust_remote_code=cfg.encoder.get("trust_remote_code", False)
-        )
+        tokenizer = load_tokenizer(OmegaConf.to_container(cfg.encoder, resolve=True))
         features = encode_features(cfg, data, data.labelled, tokenizer)
         if data.gold is not None:  # aggregated targets: dev is scored, and rules fitted, against every view
             gold_features = encode_features(cfg, data, data.gold, tokenizer, data.gold.num_views)

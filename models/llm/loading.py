@@ -19,7 +19,9 @@ from common.model_availability import ModelUnavailable, ensure_model_available
 from common.model_files import check_model_folder, explain_load_error
 
 log = logging.getLogger(__name__)
-_FOUR_BIT_NOTICES: set[str] = set()  # references already told that 4-bit is skipped (one notice per process)
+_FOUR_BIT_NOTICES: set[tuple[str, str]] = (
+    set()
+)  # (setting, reference) pairs already told that 4-bit is skipped (one notice per process)
 CONFIG_KEY = "llm.name_or_path"
 
 
@@ -92,18 +94,21 @@ def load_tokenizer(spec: CausalLMSpec):
     return tokenizer
 
 
-def four_bit_skipped_notice(reference: str, device: str, dtype: str) -> None:
-    """Say once per model and process that ``llm.load_in_4bit`` is not honoured here (no CUDA, no bitsandbytes)."""
-    if reference in _FOUR_BIT_NOTICES:
+def four_bit_skipped_notice(reference: str, device: str, dtype: str, key: str = "llm.load_in_4bit") -> None:
+    """Say once per model and process that ``key`` (``llm.load_in_4bit``, ``encoder.load_in_4bit``) is not honoured
+    here (no CUDA, no bitsandbytes)."""
+    if (key, reference) in _FOUR_BIT_NOTICES:
         return
-    _FOUR_BIT_NOTICES.add(reference)
+    _FOUR_BIT_NOTICES.add((key, reference))
     log.warning(
-        "llm.load_in_4bit=true is skipped: 4-bit loading (bitsandbytes) needs a CUDA GPU and this machine "
+        "%s=true is skipped: 4-bit loading (bitsandbytes) needs a CUDA GPU and this machine "
         "has none, so %s loads unquantised on %s (dtype %s; expect about 4x the memory of 4-bit). Set "
-        "llm.load_in_4bit=false to silence this notice.",
+        "%s=false to silence this notice.",
+        key,
         reference,
         device,
         dtype,
+        key,
     )
 
 

@@ -41,8 +41,17 @@ class OptimiserSettings:
     warmup_steps: int = 0
 
 
-def add_lora(model, settings: LoraSettings, quantized: bool = False, gradient_checkpointing: bool = False):
-    """Wrap ``model`` in a peft LoRA model: base weights frozen, adapters trainable."""
+def add_lora(
+    model,
+    settings: LoraSettings,
+    quantized: bool = False,
+    gradient_checkpointing: bool = False,
+    task_type: str = "CAUSAL_LM",
+    settings_key: str = "lora",
+):
+    """Wrap ``model`` in a peft LoRA model: base weights frozen, adapters trainable. ``task_type``: peft's
+    (``FEATURE_EXTRACTION`` for a base model used as an encoder); ``settings_key``: where the settings live in the
+    config, for the message about target modules the model does not have."""
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
 
     if quantized:  # QLoRA: norms in fp32, inputs that require grads, optional gradient checkpointing
@@ -56,14 +65,14 @@ def add_lora(model, settings: LoraSettings, quantized: bool = False, gradient_ch
         lora_dropout=settings.dropout,
         target_modules=list(settings.target_modules),
         bias="none",
-        task_type="CAUSAL_LM",
+        task_type=task_type,
     )
     try:
         peft_model = get_peft_model(model, config)
     except ValueError as err:  # e.g. a target module name the architecture does not have
         raise UserError(
             f"LoRA cannot be attached: {err}",
-            fix="set lora.target_modules to linear layer names of this model "
+            fix=f"set {settings_key}.target_modules to linear layer names of this model "
             "(LLaMA: q_proj k_proj v_proj o_proj gate_proj up_proj down_proj).",
         ) from None
     if getattr(peft_model, "config", None) is not None:

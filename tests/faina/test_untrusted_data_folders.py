@@ -40,5 +40,5 @@ def test_a_tokenizer_folder_with_custom_code_is_refused_and_the_code_never_runs(
     config["tokenizer_class"] = "EvilTokenizer"
     (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
     with pytest.raises(UserError, match="tokenizer"):
-        load_tokenizer(str(folder))
+        load_tokenizer({"name_or_path": str(folder)})
     assert not marker.exists()

@@ -170,15 +170,42 @@ def hydra_form(block: dict) -> dict:
     return {"name": block["name"], "dropout": block["dropout"], "module": module}
 
 
-encoders = st.fixed_dictionaries(
+lora_blocks = st.fixed_dictionaries(
     {
-        "name": st.none() | st.sampled_from(("minilm", "alberto")),
-        "name_or_path": st.sampled_from(
-            ("m-polignano-uniba/bert_uncased_L-12_H-768_A-12_italian_alb3rt0", "/models/encoder", "minilm")
-        ),
-        "max_length": st.integers(2, 4096),
-        "trust_remote_code": st.just(False),
+        "rank": st.integers(1, 4096),
+        "alpha": st.floats(0.5, 1e6),
+        "dropout": st.floats(0, 0.9),
+        "target_modules": st.lists(st.sampled_from(("q_proj", "k_proj", "v_proj", "query", "value")), min_size=1),
     }
+)
+# the settings of a decoder LLM as the encoder (models.encoder_settings); files of earlier releases have none
+decoder_settings = st.fixed_dictionaries(
+    {},
+    optional={
+        "gguf_file": st.none() | st.just("SmolLM2-135M-Instruct.Q4_1.gguf"),
+        "pooling": st.none() | st.sampled_from(("first", "last", "mean")),
+        "attention": st.none() | st.sampled_from(("causal", "bidirectional", "bidirectional-top-4")),
+        "peft": st.none() | st.just("lora"),
+        "lora": lora_blocks,
+        "load_in_4bit": st.booleans(),
+        "gradient_checkpointing": st.booleans(),
+        "dtype": st.sampled_from(("auto", "float32", "bfloat16", "float16")),
+        "random_init": st.booleans(),
+    },
+)
+encoders = st.builds(
+    lambda bert, decoder: {**bert, **decoder},
+    st.fixed_dictionaries(
+        {
+            "name": st.none() | st.sampled_from(("minilm", "alberto", "tiny-llama")),
+            "name_or_path": st.sampled_from(
+                ("m-polignano-uniba/bert_uncased_L-12_H-768_A-12_italian_alb3rt0", "/models/encoder", "minilm")
+            ),
+            "max_length": st.integers(2, 4096),
+            "trust_remote_code": st.just(False),
+        }
+    ),
+    decoder_settings,
 )
 
 

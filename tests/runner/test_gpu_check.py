@@ -25,18 +25,23 @@ def test_dry_run_plans_bf16_gpu_training_and_4bit_qlora():
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     runs = [line for line in lines if not line.startswith("#")]
-    assert len(runs) == 3 + (importlib.util.find_spec("vllm") is not None)
+    assert len(runs) == 4 + (importlib.util.find_spec("vllm") is not None)
     assert all("trainer=gpu" in line for line in runs)
     assert "experiment=demo" in runs[0] and "task=post-f" in runs[1]
-    assert "llm.load_in_4bit=true" in runs[2] and "task.lora.max_steps=8" in runs[2]
+    assert "encoder=llama-7b-shape" in runs[2] and "encoder.attention=bidirectional" in runs[2]
+    assert "llm.load_in_4bit=true" in runs[3] and "task.lora.max_steps=8" in runs[3]
     if importlib.util.find_spec("vllm") is None:
         assert lines[-1].startswith("# skipped (vllm not installed)") and "llm.backend=vllm" in lines[-1]
 
 
 def test_the_cpu_plan_drops_the_gpu_settings_and_fast_runs_one_batch(tmp_path):
-    options = gpu_check.CheckOptions(out=tmp_path, only="mvmd,qlora,vllm", cpu=True, fast=True, overrides=("a=1",))
+    options = gpu_check.CheckOptions(
+        out=tmp_path, only="mvmd,llm-encoder,qlora,vllm", cpu=True, fast=True, overrides=("a=1",)
+    )
     steps = gpu_check.plan(options)
-    assert [step.key for step in steps] == ["mvmd", "qlora", "vllm"]
+    assert [step.key for step in steps] == ["mvmd", "llm-encoder", "qlora", "vllm"]
+    assert gpu_check.skip_reason(steps[1], options) == "needs a GPU"  # a 7B encoder on a CPU: not a check
+    steps = [steps[0], *steps[2:]]
     mvmd, qlora = (gpu_check.command(step, options, tmp_path) for step in steps[:2])
     assert "trainer=default" in mvmd and "++trainer.fast_dev_run=true" in mvmd and mvmd[-1] == "a=1"
     assert "llm.load_in_4bit=true" not in qlora and "task.lora.max_steps=1" in qlora
@@ -53,7 +58,7 @@ def test_without_a_gpu_it_stops_with_one_message(monkeypatch, tmp_path):
 def test_unknown_step_is_refused():
     with pytest.raises(UserError, match="nope") as caught:
         gpu_check.plan(gpu_check.CheckOptions(only="mvmd,nope"))
-    assert "mvmd, mvml, qlora, vllm" in caught.value.fix
+    assert "mvmd, mvml, llm-encoder, qlora, vllm" in caught.value.fix
     done = dry_run("--only", "mvmd,nope")
     assert done.returncode == 2 and "nope" in done.stderr and "Traceback" not in done.stderr
 

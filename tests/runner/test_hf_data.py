@@ -48,7 +48,7 @@ def test_faina_corpora_round_trip_through_a_dataset_dict(small_sample):
 def test_cached_features_equal_the_direct_encoding_and_are_reused(small_sample, tiny_encoder, tmp_path, level, name):
     inventory = LabelInventory.load()
     corpus = (read_conll if level == "span" else read_post_tsv)(small_sample / name, inventory)
-    tokenizer = load_tokenizer(tiny_encoder)
+    tokenizer = load_tokenizer({"name_or_path": tiny_encoder})
     labels = list(inventory.labels_of("fine"))
     direct = LEVELS[level].encode(corpus, tokenizer, labels, 2)
     first, note1 = encode_cached(corpus, level, tokenizer, labels, 2, tmp_path)
