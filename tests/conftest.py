@@ -31,6 +31,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("FALLACY_YAML_CACHE", tempfile.mkdtemp(prefix="fallacy-yaml-cache-"))
 # and the tokenised features (paths.feature_cache, by default in the user's cache): each session starts empty
 os.environ.setdefault("FALLACY_FEATURE_CACHE", tempfile.mkdtemp(prefix="fallacy-feature-cache-"))
+# under pytest -n (pytest-xdist) each worker and the processes it starts compute on one thread: N workers share N
+# cores; two threads each would stall on each other's OpenMP barriers (set before torch is first imported)
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[variable] = "1"
 
 
 @pytest.fixture(scope="session")
@@ -118,3 +123,31 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if REAL_MISSCI in getattr(item, "fixturenames", ()):
             item.add_marker(REAL_MISSCI)
+
+
+# --- the fuzz summary: how many inputs each reader was given (tests/fuzz/support.py counts them) --------------
+def pytest_terminal_summary(terminalreporter):
+    from fuzz.support import COUNTS, active_profile
+
+    if not COUNTS:
+        return
+    terminalreporter.section(f"fuzzed readers (profile {active_profile()}): inputs tried")
+    for reader, count in sorted(COUNTS.items()):
+        terminalreporter.write_line(f"{reader:<40} {count:>8}")
+    terminalreporter.write_line(f"{'total':<40} {sum(COUNTS.values()):>8}")
+
+
+def pytest_sessionfinish(session):
+    """An xdist worker hands its counts to the main process, which prints the summary."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        from fuzz.support import COUNTS
+
+        workeroutput["fuzz_counts"] = dict(COUNTS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    from fuzz.support import COUNTS
+
+    COUNTS.update(getattr(node, "workeroutput", {}).get("fuzz_counts", {}))

@@ -26,3 +26,20 @@ def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
 
 def assert_ran(result: subprocess.CompletedProcess) -> None:
     assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+
+
+def train_short_fold(root, name: str, *overrides: str):
+    """One fold of ``train.py OVERRIDES`` (one batch per stage, batches of 8) under ``root``; its fold folder."""
+    result = run_cli(
+        "train.py",
+        *overrides,
+        "cv.folds=[0]",
+        "debug=fast",
+        "loader.batch_size=8",
+        f"paths.root_dir={root}",
+        f"name={name}",
+    )
+    assert_ran(result)
+    fold = root / "results" / name / "fold0"
+    assert (fold / "metrics.json").is_file() and (fold / "model.safetensors").is_file()
+    return fold

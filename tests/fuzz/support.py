@@ -2,7 +2,7 @@
 
 Each reader's test draws files (valid ones, and valid ones spoiled in one way), writes them to a scratch file
 and hands the path to the reader exactly as a user would. ``tried(reader)`` counts the inputs per reader for
-the summary line ``tests/fuzz/conftest.py`` prints at the end of the run. ``fuzz_settings(base)`` scales a
+the summary ``tests/conftest.py`` prints at the end of the run. ``fuzz_settings(base)`` scales a
 reader's tuned example count by the active profile (``FALLACY_FUZZ_PROFILE``: ``fuzz`` by default, ``quick`` for
 a tenth (what the fast test tier runs: ``tests/tiers.py`` sets it), ``slow`` for ten times more), always derandomized and without an example database, so a run is reproducible.
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from replica_cli import assert_ran, run_cli
+from replica_cli import assert_ran, run_cli, train_short_fold
 from tests_paths import REPO
 
 LONG_POST = (
@@ -33,23 +33,8 @@ PAIRS = [
 
 
 def train_one_fold(root: Path, task: str, encoder: str, folder: Path) -> Path:
-    name = f"replica-{task}-{encoder}"
-    result = run_cli(
-        "train.py",
-        f"task={task}",
-        f"encoder={encoder}",
-        f"encoder.name_or_path={folder}",
-        "encoder.max_length=16",
-        "cv.folds=[0]",
-        "debug=fast",
-        "loader.batch_size=8",
-        f"paths.root_dir={root}",
-        f"name={name}",
-    )
-    assert_ran(result)
-    fold = root / "results" / name / "fold0"
-    assert (fold / "metrics.json").is_file() and (fold / "model.safetensors").is_file()
-    return fold
+    overrides = (f"task={task}", f"encoder={encoder}", f"encoder.name_or_path={folder}", "encoder.max_length=16")
+    return train_short_fold(root, f"replica-{task}-{encoder}", *overrides)
 
 
 def check_exported_tokenizer(export: Path, replica: Path, words: list[str]) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from safetensors import safe_open
 
-from replica_cli import assert_ran, run_cli
+from replica_cli import assert_ran, run_cli, train_short_fold
 from tests_paths import REPO
 
 pytestmark = pytest.mark.e2e
@@ -20,22 +20,8 @@ POST = "Studio americano: la mutazione è pericolosa... l'Italia agli italiani! 
 
 
 def train(root: Path, task: str) -> Path:
-    name = f"llm-{task}"
-    result = run_cli(
-        "train.py",
-        f"task={task}",
-        "encoder=tiny-llama",
-        "encoder.peft=lora",
-        "encoder.attention=bidirectional",
-        "encoder.max_length=16",
-        "cv.folds=[0]",
-        "debug=fast",
-        "loader.batch_size=8",
-        f"paths.root_dir={root}",
-        f"name={name}",
-    )
-    assert_ran(result)
-    return root / "results" / name / "fold0"
+    overrides = (f"task={task}", "encoder=tiny-llama", "encoder.peft=lora", "encoder.attention=bidirectional")
+    return train_short_fold(root, f"llm-{task}", *overrides, "encoder.max_length=16")
 
 
 @pytest.mark.parametrize("task", ["span-f", "post-f"])
