@@ -53,11 +53,10 @@ class LoraBlock(Strict):
     ]
 
 
-class EncoderSettings(Strict):
-    name: Annotated[str, Field(max_length=200)] | None = None
-    name_or_path: Annotated[str, Field(min_length=1, max_length=4096)]
-    max_length: Annotated[int, Field(ge=2, le=1_000_000)] = 128
-    trust_remote_code: bool = False
+class DecoderSettings(Strict):
+    """How a decoder LLM is adapted and read as the encoder: what a run's config, a fold's ``model.json`` and an
+    exported folder's ``config.json`` share (all defaults: a BERT-style encoder, as earlier releases saved it)."""
+
     # a plain file name inside name_or_path's folder
     gguf_file: Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$")] | None = None
     pooling: Literal["first", "last", "mean"] | None = None
@@ -70,6 +69,15 @@ class EncoderSettings(Strict):
     # build the encoder from its config.json with random weights (seeded): prices a model's training step and
     # memory without its weights (scripts/gpu_check.sh); never for a model whose predictions matter
     random_init: bool = False
+
+
+class EncoderSettings(DecoderSettings):
+    """A run's ``encoder`` block, and a fold's ``model.json`` one."""
+
+    name: Annotated[str, Field(max_length=200)] | None = None
+    name_or_path: Annotated[str, Field(min_length=1, max_length=4096)]
+    max_length: Annotated[int, Field(ge=2, le=1_000_000)] = 128
+    trust_remote_code: bool = False
 
     @property
     def bidirectional_layers(self) -> int | None:

@@ -29,6 +29,7 @@ from safetensors.torch import save
 from common.errors import UserError
 from common.io import atomic_write_bytes, atomic_write_json, atomic_write_text
 from faina.formats.labels import LabelInventory
+from models.encoder_settings import DecoderSettings
 
 FORMAT = "faina-model"
 # what transformers' AutoConfig / AutoModel know the folder as once faina.serving.auto_classes is imported
@@ -38,8 +39,6 @@ WEIGHTS_FILE = "model.safetensors"
 LABELS_FILE = "labels.yaml"
 ENCODER_DIR = "encoder"
 ARCHITECTURES = ("MVML", "MVMD")  # the names of models.registry.ARCHITECTURES that an export may hold
-# the encoder settings of a decoder LLM an exported folder keeps (models.encoder_settings; lora beside them)
-DECODER_SETTINGS = ("gguf_file", "pooling", "attention", "peft", "dtype", "random_init")
 # module arguments that only matter while training (Hydra partials, not JSON)
 TRAINING_ONLY = ("_target_", "optimizer", "scheduler")
 
@@ -131,8 +130,7 @@ def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None 
             "max_length": encoder.max_length,
             "model_type": encoder.model.config.model_type,
             "path": ENCODER_DIR,
-            **{key: getattr(encoder.settings, key) for key in DECODER_SETTINGS},
-            "lora": encoder.settings.lora.model_dump(),
+            **encoder.settings.model_dump(include=set(DecoderSettings.model_fields)),
         },
     }
     atomic_write_json(out / CONFIG_FILE, config)
@@ -212,7 +210,8 @@ def load_model_folder(folder: str | Path, device: str | torch.device = "cpu"):
     folder = Path(folder)
     config, named, _ = check_model_folder(folder)
     encoder_path = folder / config.encoder.path
-    settings = {key: getattr(config.encoder, key) for key in DECODER_SETTINGS if key != "gguf_file"}
+    # the folder's encoder/ holds the config and tokenizer: a GGUF file only ever names the base of an adapter
+    settings = config.encoder.model_dump(include=set(DecoderSettings.model_fields) - {"gguf_file"})
     encoder = ChunkedEncoder(
         name_or_path=str(encoder_path),
         max_length=config.encoder.max_length,
@@ -220,7 +219,6 @@ def load_model_folder(folder: str | Path, device: str | torch.device = "cpu"):
         name=config.encoder.name,
         pretrained_weights=False,
         base_reference=adapter_base(config.encoder, folder) if config.encoder.peft else None,
-        lora=config.encoder.lora.model_dump(),
         **settings,
     )
     model = build_model(named, encoder, config.num_views, config.labels, path=folder / CONFIG_FILE)

@@ -16,7 +16,7 @@ from pydantic import Field
 from common.errors import UserError
 from common.labels import LabelInventory
 from common.untrusted import Strict, read_json_object, refuse_code, validated
-from models.encoder_settings import ATTENTION_PATTERN, EncoderSettings, LoraBlock
+from models.encoder_settings import DecoderSettings, EncoderSettings
 from models.saved_model import CheckedModel, check_model_block
 
 FOLD_FORMAT = "faina-fold-model"
@@ -55,22 +55,15 @@ class FoldModelFile(Strict):
     encoder: dict[str, Any]
 
 
-class FolderEncoder(Strict):
+class FolderEncoder(DecoderSettings):
     name: Annotated[str, Field(max_length=200)] | None = None
     source: Annotated[str, Field(max_length=4096)] | None = None
     max_length: MaxLength
     model_type: Annotated[str, Field(max_length=100)] | None = None
     # a folder inside the model folder, by its plain name
     path: Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")] = "encoder"
-    # a decoder LLM's settings (models.encoder_settings; absent in older exports: a BERT-style encoder). With
-    # peft, model.safetensors holds the adapter and the heads, and the base weights load from source
-    gguf_file: Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$")] | None = None
-    pooling: Literal["first", "last", "mean"] | None = None
-    attention: Annotated[str, Field(pattern=ATTENTION_PATTERN)] | None = None
-    peft: Literal["lora"] | None = None
-    lora: LoraBlock = LoraBlock()
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    random_init: bool = False
+    # and a decoder LLM's settings (DecoderSettings; absent in older exports: a BERT-style encoder). With peft,
+    # model.safetensors holds the adapter and the heads, and the base weights load from source
 
 
 Rules = dict[Annotated[str, Field(max_length=200)], float | list[float] | list[list[float]]]

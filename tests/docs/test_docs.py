@@ -146,7 +146,10 @@ def test_readme_set_up_and_test_commands_are_the_ones_ci_runs():
     """.ci/run runs the README's set-up and test commands; the two must not drift apart."""
     readme = README.read_text(encoding="utf-8")
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    for command in ("bash scripts/setup.sh", ".venv/bin/python -m pytest --tiers all"):
+    for command in (
+        "bash scripts/setup.sh",
+        ".venv/bin/python -m pytest --tiers all -n auto --maxprocesses 4 --dist loadfile",
+    ):
         assert command in readme, f"README.md no longer shows {command!r}"
         assert command in ci, f".ci/run no longer runs {command!r}"
 

@@ -160,9 +160,29 @@ def test_hostile_nodes_in_a_bundle_are_refused_and_never_called(drawn, data):
     hostile = data.draw(hostile_documents(content, victim))
     with pytest.MonkeyPatch.context() as patch:
         calls = tripwires(patch)
-        _, err = read(json.dumps(hostile).encode("utf-8"))
+        bundle, err = read(json.dumps(hostile).encode("utf-8"))
     assert calls == [] and victim.read_text(encoding="utf-8") == VICTIM_TEXT
-    assert err is not None and BUNDLE_FILE in str(err)
+    if err is None:  # only the free text may hold a ${...} string, and it is read as the text it is
+        [(path, value)] = changes(content, hostile)
+        assert is_free_text(path) and isinstance(value, str) and "${" in value, path
+        assert holds(bundle, {key: hostile[key] for key in ("chat", "trained_on_arguments")})
+    else:
+        assert BUNDLE_FILE in str(err)
+
+
+def is_free_text(path: tuple) -> bool:
+    """The system prompt and the argument ids: text a bundle hands to the chat template or compares as ids, never
+    to OmegaConf (missci/lora/bundle.py)."""
+    return path == ("chat", "system_prompt") or path[:1] == ("trained_on_arguments",)
+
+
+def changes(before, after, path: tuple = ()) -> list[tuple[tuple, object]]:
+    """The paths where ``after`` differs from ``before``, with the new values."""
+    if isinstance(before, dict) and isinstance(after, dict) and before.keys() == after.keys():
+        return [change for key in before for change in changes(before[key], after[key], (*path, key))]
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        return [change for i, (b, a) in enumerate(zip(before, after)) for change in changes(b, a, (*path, i))]
+    return [] if before == after else [(path, after)]
 
 
 @fuzz_settings(100)
