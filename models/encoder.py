@@ -111,11 +111,12 @@ def seeded(seed: int):
 
 
 def encoder_dtype(settings: EncoderSettings, device: str):
-    """``encoder.dtype`` as a torch dtype: ``auto`` is bfloat16 on a GPU that has it, float32 otherwise (a checkpoint
-    stored in half precision still trains in float32 on a CPU)."""
+    """``encoder.dtype`` as a torch dtype. ``auto``: bfloat16 for a frozen base under adapters (``peft``) on a GPU
+    that has it; float32 otherwise: an encoder that trains whole keeps float32 weights (mixed precision is
+    ``trainer.precision``'s job), and a checkpoint stored in half precision still trains in float32 on a CPU."""
     if settings.dtype != "auto":
         return getattr(torch, settings.dtype)
-    if device.startswith("cuda") and torch.cuda.is_bf16_supported():
+    if settings.peft is not None and device.startswith("cuda") and torch.cuda.is_bf16_supported():
         return torch.bfloat16
     return torch.float32
 

@@ -14,7 +14,7 @@ model) used as the shared encoder adds how it is adapted and read (docs/models.m
 - ``random_init``: the encoder built from its ``config.json`` with (seeded) random weights, for speed and memory
   checks of a model without downloading it (``encoder=llama-7b-shape``).
 - ``gguf_file`` (a GGUF file in ``name_or_path``'s folder, converted once: models/llm/converted_cache.py),
-  ``dtype`` (``auto``: bfloat16 on a GPU that has it, float32 otherwise), ``load_in_4bit`` (QLoRA on CUDA; elsewhere
+  ``dtype`` (``auto``: bfloat16 for a frozen base under LoRA on a GPU that has it, float32 otherwise), ``load_in_4bit`` (QLoRA on CUDA; elsewhere
   one notice and full precision), ``gradient_checkpointing``.
 
 Every field has the default that earlier releases behaved as, so their ``model.json`` files read unchanged.
