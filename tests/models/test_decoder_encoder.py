@@ -174,3 +174,15 @@ def test_settings_of_earlier_model_files_read_with_the_defaults():
     assert settings.peft is None and settings.attention is None and settings.bidirectional_layers == 0
     assert encoder_settings({"name_or_path": "x", "attention": "bidirectional-top-3"}).bidirectional_layers == 3
     assert encoder_settings({"name_or_path": "x", "attention": "bidirectional"}).bidirectional_layers is None
+
+
+def test_auto_dtype_is_bfloat16_only_for_a_frozen_base_on_a_gpu_that_has_it(monkeypatch):
+    from models.encoder import encoder_dtype
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: True)
+    lora = encoder_settings({"name_or_path": "x", "peft": "lora"})
+    whole = encoder_settings({"name_or_path": "x"})
+    assert encoder_dtype(lora, "cuda") == torch.bfloat16
+    assert encoder_dtype(whole, "cuda") == torch.float32  # a model that trains whole keeps float32 weights
+    assert encoder_dtype(lora, "cpu") == torch.float32
+    assert encoder_dtype(encoder_settings({"name_or_path": "x", "dtype": "float16"}), "cpu") == torch.float16
