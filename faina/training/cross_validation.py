@@ -51,6 +51,7 @@ from faina.training.results_table import (
     summarise,
     summarise_probabilities,
 )
+from models.encoder_settings import encoder_settings
 
 log = logging.getLogger(__name__)
 
@@ -265,6 +266,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
     exp_dir = experiment_dir(cfg)
     official = cfg.cv.name == "official"
     check_model_config(cfg.model)  # before the data is read and the first fold trains
+    encoder_settings(OmegaConf.to_container(cfg.encoder, resolve=True))
     check_training_length(cfg)
     with exclusive_experiment(exp_dir):
         if cfg.data.get("loader") is not None:  # data=hf: a datasets dataset instead of Faina files

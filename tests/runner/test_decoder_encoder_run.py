@@ -79,3 +79,22 @@ def test_the_encoder_benchmark_prints_a_row_per_configuration():
     for row in rows:
         assert float(row[2]) > 0 and float(row[6]) > 0  # seconds per step, peak RSS
         assert row[4].strip().endswith("M") and " / " in row[4]  # trainable / all parameters
+
+
+@pytest.mark.parametrize(
+    "overrides, words",
+    [
+        (["encoder.attention=sideways"], ["encoder.attention='sideways'", "bidirectional-top-K"]),
+        (["encoder.lora.target_modules=[query_key]"], ["LoRA cannot be attached", "encoder.lora.target_modules"]),
+        (
+            ["encoder=minilm", "encoder.attention=bidirectional"],
+            ["already attends both ways", "encoder.attention=null"],
+        ),
+    ],
+)
+def test_a_bad_encoder_setting_is_one_line_before_anything_trains(tmp_path, overrides, words):
+    done = run_cli("train.py", "task=span-f", "encoder=tiny-llama", *overrides, f"paths.root_dir={tmp_path}")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert all(word in line for word in words), line
+    assert not (tmp_path / "results").exists() or not list((tmp_path / "results").rglob("metrics.json"))
