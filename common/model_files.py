@@ -4,7 +4,8 @@ Asked before ``from_pretrained`` and again when it fails, by every layer that lo
 (encoders, causal LMs, tokenizers), so it knows no task. A model copied by hand is often incomplete in one of a
 few ways, and transformers reports each of them through a different exception, several of them misleading
 (a SentencePiece tokenizer without the ``sentencepiece`` package surfaces as "`tiktoken` is required",
-transformers issue #36291). ``check_model_folder`` names the missing piece of a local folder up front;
+github.com/huggingface/transformers/issues/36291). ``check_model_folder`` names the missing piece of a local folder
+up front;
 ``explain_load_error`` turns what transformers raised for a hub id or folder into a ``UserError`` that names
 the folder or hub id, what is missing and the fix.
 """

@@ -24,10 +24,11 @@ tool; file lists are the hub's "Files and versions" pages, fields marked (recall
 - UmBERTo, ``Musixmatch/umberto-commoncrawl-cased-v1`` (tree 0734348, 11 commits, and the model card):
   ``config.json`` (CamemBERT; vocab 32,005 (recalled)), ``pytorch_model.bin``, ``sentencepiece.bpe.model``, README.md;
   nothing else (its sibling umberto-wikipedia-uncased-v1 later got a tokenizer.json; this one did not). The
-  SentencePiece model is BPE with ``pad_id=-1`` (the UmBERTo author's spm_train command in fairseq issue #1490).
-  transformers needs the ``sentencepiece`` package to read it (without it, the misleading tiktoken error of
-  transformers issue #36291), and transformers 5's CamembertTokenizer reads only Unigram models (PR #45714 is a
-  related v5 regression), so models/encoder_tokenizer.py converts this kind itself. Replica: config.json,
+  SentencePiece model is BPE with ``pad_id=-1`` (the UmBERTo author's spm_train command in
+  github.com/facebookresearch/fairseq/issues/1490). transformers needs the ``sentencepiece`` package to read it
+  (without it, the misleading tiktoken error of github.com/huggingface/transformers/issues/36291), and
+  transformers 5's CamembertTokenizer reads only Unigram models (github.com/huggingface/transformers/pull/45714 is
+  a related v5 regression), so models/encoder_tokenizer.py converts this kind itself. Replica: config.json,
   pytorch_model.bin (CamembertForMaskedLM state dict), sentencepiece.bpe.model (BPE, unk/bos/eos 0/1/2).
 - LLaMA 2 chat, ``meta-llama/Llama-2-7b-chat-hf`` (gated: Meta's licence; file lists of its public mirrors
   NousResearch/Llama-2-7b-chat-hf, LogitsAI/Llama-2-7b-chat-hf): config.json (LlamaForCausalLM, vocab 32,000,
