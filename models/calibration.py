@@ -285,10 +285,13 @@ def fit_span_calibration(
     crf = _frozen_copy(crf)
 
     def gradient(log_scale: torch.Tensor) -> torch.Tensor:
-        point = log_scale.detach().clone().requires_grad_(True)
+        # The scale of every decoder is a leaf of its own, so each chunk's backward ends there; the gradient in
+        # log space is d/d(log s) = s * d/ds, summed over the decoders a shared value stands for.
+        scale = log_scale.detach().exp().expand(decoders).clone().requires_grad_(True)
         with torch.enable_grad():
-            span_nll(crf, emissions, mask, targets, weight, point.exp().expand(decoders), backward=True)
-        return point.grad.detach()
+            span_nll(crf, emissions, mask, targets, weight, scale, backward=True)
+        by_decoder = scale.grad * scale.detach()
+        return by_decoder.sum().reshape(1) if log_scale.numel() == 1 else by_decoder
 
     def fitted(start: torch.Tensor) -> torch.Tensor:
         return _clamped_scale(_secant_minimise(start.log().double(), gradient)).expand(decoders)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+import models.calibration as calibration_module
 from models.calibration import (
     PostCalibrationSettings,
     SpanCalibrationSettings,
@@ -111,6 +112,29 @@ def test_a_known_crf_temperature_is_recovered_per_decoder():
     assert info["dev_log_loss"]["after"] < info["dev_log_loss"]["before"]
     shared, _ = fit_span_calibration(crf, outputs, 1, 2, SpanCalibrationSettings(method="temperature", scope="shared"))
     assert shared[0] == shared[1] and 0.5 < float(shared[0]) < 2.0
+
+
+@pytest.mark.parametrize("scope", ["own", "shared"])
+def test_a_dev_set_read_in_several_chunks_fits_what_one_chunk_fits(monkeypatch, scope):
+    # a real corpus's dev set exceeds one chunk's word budget; the fit must see every chunk (and not fail at
+    # the second chunk's backward pass, as a scale computed once outside the chunk loop did)
+    crf = random_crf(2)
+    outputs = span_dev_outputs(crf, [0.5, 2.0])
+    settings = SpanCalibrationSettings(method="temperature", scope=scope, min_evidence=0)
+    whole, whole_info = fit_span_calibration(crf, outputs, 1, 2, settings)
+    chunks = calibration_module._chunks
+    seen = []
+
+    def small_chunks(mask, budget=1 << 15):
+        parts = list(chunks(mask, budget=50))
+        seen.append(len(parts))
+        return iter(parts)
+
+    monkeypatch.setattr(calibration_module, "_chunks", small_chunks)
+    chunked, chunked_info = fit_span_calibration(crf, outputs, 1, 2, settings)
+    assert min(seen) > 3
+    assert chunked.tolist() == pytest.approx(whole.tolist(), rel=1e-4)
+    assert chunked_info["dev_log_loss"]["after"] == pytest.approx(whole_info["dev_log_loss"]["after"], rel=1e-6)
 
 
 def test_tempering_moves_the_marginals_not_the_viterbi_path():
