@@ -141,7 +141,8 @@ def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None 
 
 def adapter_base(encoder, folder: Path) -> str:
     """Where the base weights of an adapter folder load from: ``encoder.source`` as a packaged model, a GGUF file's
-    converted copy, a hub id, or a folder of that name in the current directory; else one message saying so."""
+    converted copy, a hub id, or a folder of that name in the current directory or beside the adapter folder (how a
+    folder exported with a local base travels: the base's folder next to it); else one message saying so."""
     from faina.serving.saved_files import FOLDER_FIX
     from models.encoder import encoder_reference
     from models.encoder_settings import EncoderSettings
@@ -154,8 +155,12 @@ def adapter_base(encoder, folder: Path) -> str:
         )
     from common.model_availability import ensure_model_available
 
+    source = encoder.source
+    beside = Path(folder).parent / source
+    if source not in (".", "..") and Path(source).name == source and not Path(source).exists() and beside.is_dir():
+        source = str(beside)
     try:
-        reference = encoder_reference(EncoderSettings(name_or_path=encoder.source, gguf_file=encoder.gguf_file))
+        reference = encoder_reference(EncoderSettings(name_or_path=source, gguf_file=encoder.gguf_file))
         return ensure_model_available(reference, "encoder")
     except UserError as err:
         raise UserError(
@@ -163,7 +168,7 @@ def adapter_base(encoder, folder: Path) -> str:
             f"available here ({err.message})",
             path=folder / CONFIG_FILE,
             fix=f"download {encoder.source!r} into the Hugging Face cache, or put its folder under that name in the "
-            "current directory",
+            "current directory or beside the model folder",
         ) from None
 
 
