@@ -45,7 +45,7 @@ class BidirectionalTop:
                 fix=f"use bidirectional-top-K with K ≤ {total}, or bidirectional for every layer",
             )
         self.layers = list(layer_modules) if count is None else list(layer_modules)[total - count :]
-        self.padding = None
+        self.padding = self.mask = None
         self.handles = [owner.register_forward_pre_hook(self._remember_padding, with_kwargs=True)]
         for layer in self.layers:
             for module in layer.modules():
@@ -55,10 +55,13 @@ class BidirectionalTop:
 
     def _remember_padding(self, module, args, kwargs):
         self.padding = kwargs.get("attention_mask")
+        self.mask = None  # built once per forward pass, by the first chosen layer
 
     def _bidirectional_mask(self, module, args, kwargs):
-        hidden = args[0] if args else kwargs["hidden_states"]
-        kwargs["attention_mask"] = self._create(config=self.config, inputs_embeds=hidden, attention_mask=self.padding)
+        if self.mask is None:
+            hidden = args[0] if args else kwargs["hidden_states"]
+            self.mask = self._create(config=self.config, inputs_embeds=hidden, attention_mask=self.padding)
+        kwargs["attention_mask"] = self.mask
         return args, kwargs
 
 

@@ -81,6 +81,32 @@ def test_padding_stays_masked_when_the_causal_mask_is_removed(mode, count):
     torch.testing.assert_close(padded[0, :3], alone[0], atol=1e-5, rtol=1e-4)
 
 
+def test_the_mask_built_once_per_pass_follows_each_batch_and_gradient_checkpointing():
+    # the bidirectional mask is built by the first chosen layer of a forward pass and reused by the others: a
+    # second batch with other padding must get its own, and layers recomputed in the backward pass (gradient
+    # checkpointing) the same one as in the forward pass
+    ids = torch.tensor([[3, 7, 11, 0, 0], [5, 9, 13, 17, 19]])
+    first_padding = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    model = bare_llama()
+    set_attention(model, "bidirectional", None)
+    layer_outputs(model, ids, first_padding)  # leaves the first batch's mask behind
+    after = layer_outputs(model, ids, torch.ones_like(ids))[-1]
+    fresh = bare_llama()
+    set_attention(fresh, "bidirectional", None)
+    torch.testing.assert_close(after, layer_outputs(fresh, ids, torch.ones_like(ids))[-1])
+
+    def gradients(checkpointing: bool) -> list[torch.Tensor]:
+        model = bare_llama().train()
+        set_attention(model, "bidirectional-top-2", 2)
+        if checkpointing:
+            model.gradient_checkpointing_enable()  # as models/encoder.py turns it on
+        model(input_ids=ids, attention_mask=first_padding).last_hidden_state.square().sum().backward()
+        return [parameter.grad for parameter in model.parameters()]
+
+    for plain, checkpointed in zip(gradients(False), gradients(True), strict=True):
+        torch.testing.assert_close(plain, checkpointed, atol=1e-6, rtol=1e-5)
+
+
 def test_the_encoder_reads_a_llama_with_its_bos_and_no_cls():
     encoder = tiny_llama()
     bos = encoder.tokenizer.bos_token_id
