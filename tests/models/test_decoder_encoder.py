@@ -126,6 +126,22 @@ def test_last_pooling_reads_each_posts_last_real_token():
     torch.testing.assert_close(sentence[0], alone[0, -1], atol=1e-5, rtol=1e-4)
 
 
+def test_gradient_checkpointing_under_lora_gives_the_adapters_the_same_gradients():
+    # the frozen base's activations are recomputed in the backward pass: the adapters must still get every
+    # gradient (none lost to a frozen input), equal to the plain pass's
+    def adapter_gradients(checkpointing: bool) -> dict[str, torch.Tensor]:
+        encoder = tiny_llama(peft="lora", gradient_checkpointing=checkpointing).train()
+        ids = torch.tensor([[11, 12, 13, 14], [21, 22, 23, 0]])
+        hidden, sentence = encoder(ids, (ids > 0).long())
+        (hidden.square().sum() + sentence.square().sum()).backward()
+        return {name: p.grad for name, p in encoder.named_parameters() if p.requires_grad}
+
+    plain, checkpointed = adapter_gradients(False), adapter_gradients(True)
+    assert plain.keys() == checkpointed.keys() and all(grad is not None for grad in checkpointed.values())
+    for name, grad in plain.items():
+        torch.testing.assert_close(checkpointed[name], grad, atol=1e-6, rtol=1e-5)
+
+
 def test_lora_trains_adapters_only_and_the_state_leaves_the_base_out():
     encoder = tiny_llama(peft="lora")
     trainable = [name for name, p in encoder.named_parameters() if p.requires_grad]
