@@ -14,8 +14,8 @@ model) used as the shared encoder adds how it is adapted and read (docs/models.m
 - ``random_init``: the encoder built from its ``config.json`` with (seeded) random weights, for speed and memory
   checks of a model without downloading it (``encoder=llama-7b-shape``).
 - ``gguf_file`` (a GGUF file in ``name_or_path``'s folder, converted once: models/llm/converted_cache.py),
-  ``dtype`` (``auto``: bfloat16 for a frozen base under LoRA on a GPU that has it, float32 otherwise), ``load_in_4bit`` (QLoRA on CUDA; elsewhere
-  one notice and full precision), ``gradient_checkpointing``.
+  ``dtype`` (``auto``: bfloat16 for a frozen base under LoRA on a GPU that has it, float32 otherwise),
+  ``load_in_4bit`` (QLoRA on CUDA; elsewhere one notice and full precision), ``gradient_checkpointing``.
 
 Every field has the default that earlier releases behaved as, so their ``model.json`` files read unchanged.
 """
@@ -33,8 +33,6 @@ from common.untrusted import Strict, validated
 
 ATTENTION_PATTERN = r"^(causal|bidirectional|bidirectional-top-[1-9][0-9]{0,3})$"
 ATTENTION_MODES = "causal, bidirectional or bidirectional-top-K (K: the number of top layers)"
-POOLINGS = ("first", "last", "mean")
-DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 
