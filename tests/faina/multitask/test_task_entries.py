@@ -1,0 +1,152 @@
+"""``read_entries``: the entries of ``task=multi`` read, and each bad one refused with one message naming the entry and
+the fix, before any model is built."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from omegaconf import OmegaConf
+
+from common.errors import UserError
+from faina.data import task_entries
+from faina.data.entry_folds import follow_split, post_ids
+from faina.data.folds import FoldSplit
+from faina.data.task_entries import read_entries, target_entry
+from faina.formats.any_file import read_any
+from faina.formats.labels import LabelInventory
+from faina.formats.tsv import post_corpus_from_spans
+from helpers.configs import compose_train
+
+
+@pytest.fixture
+def entries(small_sample):
+    """``task.entries`` of ``task=multi`` on the 60-post sample: span-f (target) and post-f of the same CoNLL file."""
+    cfg = compose_train("task=multi")
+    spec = OmegaConf.to_container(cfg.task.entries, resolve=True)
+    for entry in spec.values():
+        entry["data"]["train_path"] = str(small_sample / "sample.conll")
+        entry["data"]["test_path"] = None
+    return spec
+
+
+def refused(spec) -> str:
+    with pytest.raises(UserError) as caught:
+        read_entries(spec)
+    return str(caught.value)
+
+
+def test_the_default_entries_are_span_f_and_post_f_of_one_file(entries, small_sample):
+    read = read_entries(entries)
+    assert [(e.name, e.level, e.grain, e.head, e.weight, e.target) for e in read] == [
+        ("span_f", "span", "fine", "span_f", 1.0, True),
+        ("post_f", "post", "fine", "post_f", 1.0, False),
+    ]
+    assert target_entry(read).name == "span_f" and read[0].corpus == read[1].corpus
+    assert read[0].task == {
+        "name": "span-f",
+        "level": "span",
+        "grain": "fine",
+        "file_ext": "conll",
+        "eval_task": "span-fine",
+    }
+    assert read[1].task["eval_task"] == "post-fine" and read[1].task["file_ext"] == "tsv"
+
+
+def test_a_post_entry_given_a_conll_file_trains_on_the_labels_of_its_spans_read_once(
+    entries, small_sample, monkeypatch
+):
+    calls = []
+    real = task_entries.read_level
+    monkeypatch.setattr(task_entries, "read_level", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    read = read_entries(entries)
+    assert calls == [str(small_sample / "sample.conll")]  # one reading for both entries
+    spans = read_any(small_sample / "sample.conll", LabelInventory.load("faina"), level="span")
+    assert read[1].data.labelled.rows == post_corpus_from_spans(spans).rows
+
+
+def test_no_entries(entries):
+    assert "task=multi lists no task entries" in refused({})
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (lambda s: s["post_f"].update(level="token"), "task.entries.post_f.level='token' is not a level"),
+        (lambda s: s["post_f"].update(grain="medium"), "task.entries.post_f.grain='medium' is not a grain"),
+        (
+            lambda s: s["post_f"].update(weight=0),
+            "task.entries.post_f.weight=0: a loss weight must be a number above 0",
+        ),
+        (lambda s: s["post_f"].update(weight=-1.5), "task.entries.post_f.weight=-1.5"),
+        (lambda s: s["post_f"].update(weight="heavy"), "task.entries.post_f.weight='heavy'"),
+        (lambda s: s["span_f"].update(target=False), "needs exactly one target entry; none is"),
+        (lambda s: s["post_f"].update(target=True), "needs exactly one target entry; 2 are (span_f, post_f)"),
+        (lambda s: s["post_f"].update(loss=2), "task.entries.post_f has unknown key(s): loss"),
+        (lambda s: s["post_f"]["model"].update(name="mvmd"), "task.entries.post_f is a post-level entry and its model"),
+        (lambda s: s["post_f"]["data"].update(train_path=None), "task.entries.post_f has no training file"),
+        (lambda s: s["post_f"]["data"].update(train_path="/nowhere/x.tsv"), "task entry 'post_f': data file not found"),
+        (lambda s: s["post_f"].update(head="span_f"), "task entries 'span_f' and 'post_f' share the head 'span_f'"),
+    ],
+)
+def test_a_bad_entry_is_one_message_naming_it_and_the_fix(entries, change, expected):
+    change(entries)
+    message = refused(entries)
+    assert expected in message and "Fix:" in message
+
+
+def test_an_unreadable_file_is_the_readers_message_said_of_the_entry(entries, tmp_path):
+    broken = tmp_path / "broken.conll"
+    broken.write_text("# post_id = 1\nnot a token line\n", encoding="utf-8")
+    entries["post_f"]["data"]["train_path"] = str(broken)
+    message = refused(entries)
+    assert message.startswith(f"{broken}:") and "task entry 'post_f':" in message
+
+
+def test_an_empty_file_is_refused(entries, tmp_path):
+    empty = tmp_path / "empty.tsv"
+    header = (
+        (task_entries.Path(entries["span_f"]["data"]["train_path"]).parent / "sample.tsv").read_text().splitlines()[0]
+    )
+    empty.write_text(header + "\n", encoding="utf-8")
+    entries["post_f"]["data"]["train_path"] = str(empty)
+    message = refused(entries)
+    assert "task entry 'post_f'" in message and "Fix:" in message
+
+
+def test_a_label_outside_the_entrys_inventory_names_its_labels_option(entries, tmp_path, small_sample):
+    inventory = tmp_path / "two.yaml"
+    inventory.write_text("name: two\nfine:\n  Slogan: sl\n  Vagueness: va\ncoarse: []\n", encoding="utf-8")
+    entries["post_f"]["data"]["labels"] = str(inventory)
+    assert "task.entries.post_f.data.labels" in refused(entries)
+
+
+def test_entries_sharing_a_head_must_agree_on_level_labels_and_views(entries, small_sample):
+    second = copy.deepcopy(entries["post_f"])
+    second["data"]["train_path"] = str(small_sample / "sample.tsv")
+    second["target"] = False
+    entries["post_tsv"] = second
+    entries["post_tsv"]["head"] = "post_f"
+    read = read_entries(entries)  # same level, labels and views: one head
+    assert [e.head for e in read] == ["span_f", "post_f", "post_f"]
+    entries["post_tsv"]["data"]["targets"] = "union"  # one view against two
+    message = refused(entries)
+    assert (
+        "share the head 'post_f' but differ: post level, 20 labels, 2 view(s) against post level, 20 labels, 1"
+        in message
+    )
+
+
+def test_posts_of_one_corpus_stay_in_the_same_part_of_every_fold(entries):
+    span, post = read_entries(entries)
+    ids = post_ids(span.data.gold_corpus)
+    split = FoldSplit(0, tuple(range(0, 40)), tuple(range(40, 50)), tuple(range(50, 60)))
+    followed = follow_split(split, ids, post_ids(post.data.gold_corpus), [[]] * 60, post.data.labels, 0.2, 1)
+    assert followed == split  # the same posts in the same order: the same parts
+
+
+def test_posts_of_another_corpus_train_in_every_fold_with_a_dev_part_of_their_own():
+    split = FoldSplit(0, (0, 1, 2), (3,), (4,))
+    labels = ["A", "B"]
+    followed = follow_split(split, [], [f"x{i}" for i in range(10)], [["A"], ["B"]] * 5, labels, 0.2, 1)
+    assert followed.test == () and len(followed.dev) == 2 and sorted(followed.train + followed.dev) == list(range(10))
