@@ -1,0 +1,171 @@
+"""One shared encoder, several heads: the LightningModule of a multi-task run (MaChAmp's shape).
+
+``heads`` maps head names to ordinary single-task modules (``MVML`` / ``MVMD``) that all hold the *same* encoder
+object. The encoder is registered once, here (``encoder``); inside each head it is a plain attribute, so the module's
+state has one copy of it and a head's own state is its decoders only. ``standalone(head)`` re-attaches the encoder
+to a head for as long as the caller needs a complete single-task model (fitting its decision rule, calibrating,
+predicting, exporting it as a model folder that ``faina.predict`` reads like any other).
+
+Entries (``entries``: name, head name, loss weight, in the data module's order) are what the batches come from: a
+training batch carries ``entry`` and trains that entry's head, its loss times the entry's weight. Each entry is
+validated on its own dev loader and logged as ``val/<entry>/...`` (its F1, per view, its loss, its predicted and gold
+counts); ``val/f1`` (what selects the checkpoint) is the target entry's F1 (``selection: target``) or the mean of the
+entries' F1 weighted by their loss weights (``selection: mean``), and ``val/loss`` the target's dev loss.
+
+The optimiser follows the target's head: its optimiser and schedule, its discriminative decay over the encoder's
+layers; each head's own parameters train at that head's ``head_lr``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import lightning as L
+import torch
+from torch import nn
+
+from models.base import FallacyModule
+
+SELECTIONS = ("target", "mean")
+
+
+@dataclass(frozen=True)
+class EntryHead:
+    """An entry as the model sees it: its name, the head it trains and its loss weight."""
+
+    name: str
+    head: str
+    weight: float
+
+
+class MultiTaskModel(L.LightningModule):
+    def __init__(
+        self,
+        heads: dict[str, FallacyModule],
+        entries: Sequence[EntryHead],
+        target: str,
+        entry_metrics: dict[str, nn.Module],
+        selection: str = "target",
+    ):
+        super().__init__()
+        if selection not in SELECTIONS:
+            raise ValueError(f"unknown selection {selection!r}; one of {', '.join(SELECTIONS)}")
+        encoders = {id(head.encoder) for head in heads.values()}
+        if len(encoders) != 1:
+            raise ValueError("the heads of a multi-task model must share one encoder object")
+        self.encoder = next(iter(heads.values())).encoder
+        for head in heads.values():  # the encoder lives here; in each head it is a plain attribute
+            del head._modules["encoder"]
+            head.__dict__["encoder"] = self.encoder
+        self.heads = nn.ModuleDict(heads)
+        self.entries = list(entries)
+        self.target = target
+        self.selection = selection
+        self.entry_metrics = nn.ModuleDict(entry_metrics)
+        self._entry_counts = {entry.name: [0, 0, 0] for entry in self.entries}
+        self._entry_gold_views: dict[str, dict[str, int]] = {entry.name: {} for entry in self.entries}
+        self._logged: dict[str, float] = {}
+        self._dev_loss: dict[str, tuple[float, int]] = {}
+
+    # --- the heads as single-task models ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def standalone(self, head_name: str) -> Iterator[FallacyModule]:
+        """The head ``head_name`` with the encoder registered in it again: a complete single-task model (its state
+        holds the encoder, ``.to()`` moves it) until the block ends."""
+        head = self.heads[head_name]
+        del head.__dict__["encoder"]
+        head._modules["encoder"] = self.encoder
+        try:
+            yield head
+        finally:
+            del head._modules["encoder"]
+            head.__dict__["encoder"] = self.encoder
+
+    def entry(self, position: int | torch.Tensor) -> EntryHead:
+        return self.entries[int(position)]
+
+    @contextlib.contextmanager
+    def speaking_for(self, entry: EntryHead) -> Iterator[FallacyModule]:
+        """The entry's head, logging under ``<split>/<entry>/...`` into this module's logs, with the entry's own dev
+        metric and counts (entries sharing a head are scored apart)."""
+        head = self.heads[entry.head]
+        head.val_metric = self.entry_metrics[entry.name]
+        head._counts["val"] = self._entry_counts[entry.name]
+        head._gold_views = self._entry_gold_views[entry.name]
+        head._trainer = self._trainer
+
+        def log(name: str, value, **settings) -> None:
+            split, _, rest = name.partition("/")
+            settings.setdefault("add_dataloader_idx", False)
+            self.log(f"{split}/{entry.name}/{rest}", value, **settings)
+            self._logged[f"{split}/{entry.name}/{rest}"] = float(value)
+            if split == "val" and rest == "loss":  # the entry's dev loss over the epoch, weighted by batch size
+                size = settings.get("batch_size", 1)
+                total, count = self._dev_loss.get(entry.name, (0.0, 0))
+                self._dev_loss[entry.name] = (total + float(value) * size, count + size)
+
+        head.__dict__["log"] = log
+        try:
+            yield head
+        finally:
+            del head.__dict__["log"]
+
+    # --- training ----------------------------------------------------------------------------------------
+    def training_step(self, batch, batch_idx):
+        entry = self.entry(batch["entry"])
+        loss = self.heads[entry.head].training_loss(batch)
+        size = batch["input_ids"].shape[0]
+        self.log(f"train/{entry.name}/loss", loss, batch_size=size, on_step=False, on_epoch=True)  # its epoch mean
+        weighted = entry.weight * loss
+        self.log("train/loss", weighted, prog_bar=True, batch_size=size)
+        return weighted
+
+    def validation_step(self, batch, batch_idx, dataloader_idx: int = 0):
+        with self.speaking_for(self.entries[dataloader_idx]) as head:
+            head._evaluate(batch, "val")
+
+    def on_validation_epoch_start(self) -> None:
+        for counts in self._entry_counts.values():
+            counts[:] = [0, 0, 0]
+        self._logged, self._dev_loss = {}, {}
+
+    def on_validation_epoch_end(self) -> None:
+        for entry in self.entries:
+            with self.speaking_for(entry) as head:
+                head._finish_epoch("val")
+        f1 = {entry.name: self._logged.get(f"val/{entry.name}/f1") for entry in self.entries}
+        if all(value is not None for value in f1.values()):
+            self.log("val/f1", self.selection_score(f1), prog_bar=True)
+        total, count = self._dev_loss.get(self.target, (0.0, 0))
+        if count:
+            self.log("val/loss", total / count)
+
+    def selection_score(self, f1: dict[str, float]) -> float:
+        """``val/f1``: the target's F1, or the entries' F1 weighted by their loss weights."""
+        if self.selection == "target":
+            return f1[self.target]
+        total = sum(entry.weight for entry in self.entries)
+        return sum(entry.weight * f1[entry.name] for entry in self.entries) / total
+
+    # --- optimisation ------------------------------------------------------------------------------------
+    def configure_optimizers(self):
+        target = self.heads[self.entry_named(self.target).head]
+        param_groups, lrs = target.parameter_groups()  # the encoder's layers and the target head's parameters
+        for name, head in self.heads.items():
+            if head is target:
+                continue
+            param_groups.append({"params": head.heads_parameters(), "name": f"heads.{name}"})
+            lrs.append(("absolute", head.head_lr) if head.head_lr is not None else ("factor", 1.0))
+        optimizer = target.optimizer_factory(param_groups)
+        for group, (kind, value) in zip(optimizer.param_groups, lrs):
+            group["lr"] = value if kind == "absolute" else group["lr"] * value
+        if target.scheduler_factory is None:
+            return optimizer
+        total_steps = int(self.trainer.estimated_stepping_batches)
+        scheduler = target.scheduler_factory(optimizer, total_steps=total_steps)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    def entry_named(self, name: str) -> EntryHead:
+        return next(entry for entry in self.entries if entry.name == name)
