@@ -87,7 +87,7 @@ def _stopped_by_sigterm(stop: SystemExit) -> bool:
 
 def run(cfg: DictConfig) -> dict[str, float]:
     """Run the configured task and mode; return a flat dict of metrics."""
-    runners = cfg.task.get("runners") or {}
+    runners = {mode: runner for mode, runner in (cfg.task.get("runners") or {}).items() if runner is not None}
     if cfg.mode.name not in runners:
         raise UserError(
             f"task {cfg.task.name!r} has no {cfg.mode.name!r} mode", fix=f"choose mode= one of {sorted(runners)}"

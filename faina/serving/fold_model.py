@@ -43,8 +43,10 @@ def build_model(
     inventory: LabelInventory,
     gold_views: int | None = None,
     soft_targets: bool = False,
+    encoder=None,
 ):
-    """Instantiate the LightningModule of ``model_cfg`` over a fresh encoder, with the level's dev metric.
+    """Instantiate the LightningModule of ``model_cfg`` over a fresh encoder (or ``encoder``, one that other heads
+    share: a multi-task run's), with the level's dev metric.
 
     ``num_views``: the model's views of heads/decoders; ``gold_views``: the dev data's annotator views (default
     the same; more for ``data.targets=soft``, whose one view is scored against each); ``soft_targets``: train the
@@ -61,7 +63,8 @@ def build_model(
             fix="give one weight per annotator view with data.targets=soft, or model.module.view_weights=null",
         )
     settings = encoder_settings(OmegaConf.to_container(encoder_cfg, resolve=True))
-    encoder = ChunkedEncoder(**settings.model_dump(), dropout=model_cfg.get("dropout", 0.2))
+    if encoder is None:
+        encoder = ChunkedEncoder(**settings.model_dump(), dropout=model_cfg.get("dropout", 0.2))
     metric = LEVELS[level].metric(inventory, gold_views)
     extra = {"soft_targets": True} if soft_targets else {}
     model = hydra.utils.instantiate(

@@ -80,7 +80,6 @@ def run_fold(
     tokenizer,
     predict_features: list[dict] | None,
 ) -> dict:
-    level = LEVELS[data.level]
     fold = FoldTrainer(
         cfg,
         split.fold,
@@ -139,10 +138,31 @@ def run_fold(
     if calibrated:
         result["calibrated_on_dev"] = calibrated
     export_model(model, fcfg, data.level, data.grain, data.labels, data.model_views, fold_dir)
-    if predict_features is None:  # a fold's test split, every annotator view whatever data.targets
+    predicted_file = None if predict_features is None else len(predict_features)
+    pred_path = write_fold_outputs(cfg, data, outputs, split, fold_dir, predicted_file, bool(calibrated), result)
+    fold.close(flat_test_metrics(result), pred_path)
+    atomic_write_json(fold_dir / "metrics.json", result)
+    return result
+
+
+def write_fold_outputs(
+    cfg: DictConfig,
+    data: TaskData,
+    outputs: list[dict],
+    split: FoldSplit,
+    fold_dir: Path,
+    predicted_file: int | None,
+    calibrated: bool,
+    result: dict,
+) -> Path:
+    """Write a fold's predictions (``predictions.<ext>`` of its test split, or ``submission.<ext>`` of the test file
+    of ``predicted_file`` posts) and its probabilities, score them when gold labels exist (into ``result``, with
+    ``reliability.png``); the prediction file's path."""
+    level = LEVELS[data.level]
+    if predicted_file is None:  # a fold's test split, every annotator view whatever data.targets
         corpus, indices, gold, name = data.labelled, split.test, subset(data.gold_corpus, split.test), "predictions"
     else:  # cv=official: the test file, scored too when it carries labels
-        corpus, indices, name = data.unlabelled, range(len(predict_features)), "submission"
+        corpus, indices, name = data.unlabelled, range(predicted_file), "submission"
         gold = data.unlabelled if scorable_test(data) else None
     predicted = level.records(corpus, indices, outputs, data.labels, data.model_views)
     pred_path = level.write(predicted, fold_dir / f"{name}.{level.file_ext}")
@@ -156,9 +176,7 @@ def run_fold(
         write_fold_reliability(data, gold, probabilities, uncalibrated, prior_corpus, fold_dir)
     result["prediction_file"] = str(pred_path)
     result["probability_file"] = str(fold_dir / PROBABILITY_FILE)
-    fold.close(flat_test_metrics(result), pred_path)
-    atomic_write_json(fold_dir / "metrics.json", result)
-    return result
+    return pred_path
 
 
 def scorable_test(data: TaskData) -> bool:
