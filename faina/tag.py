@@ -77,6 +77,12 @@ def build_parser():
     )
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (None: cuda when available, else cpu)")
     parser.add_argument("--batch-size", type=int, default=32, help="posts per forward pass")
+    parser.add_argument(
+        "--head",
+        metavar="NAME",
+        default=None,
+        help="a multi-task model's head to use (default: every head, each tagging the posts in turn; docs/multitask.md)",
+    )
     return parser
 
 
@@ -87,21 +93,38 @@ def main(argv: list[str] | None = None) -> list[dict]:
     texts = args.text if args.text is not None else read_posts(args.input)
     if not texts:
         raise UserError("no posts to tag", path=args.input, fix="give at least one non-blank line")
-    from faina.serving.tagger import FallacyTagger  # torch and transformers: only once there is something to tag
+    from faina.serving.heads import head_folders
 
-    tagger = FallacyTagger.load(args.model_dir, device=args.device, batch_size=args.batch_size)
+    heads = head_folders(args.model_dir, args.head)
+    several = len(heads) > 1
+    everything = []
+    for head, folder in heads:
+        if several:
+            print(f"# head {head}", file=sys.stderr)
+        posts = tag_with(folder, texts, args, head, several)
+        everything += [{**post, "head": head} for post in posts] if several else posts
+    return everything
+
+
+def tag_with(folder: Path, texts: list[str], args, head: str | None, several: bool) -> list[dict]:
+    """Tag ``texts`` with the model in ``folder`` and print them (and write the page and probabilities asked for)."""
+    from faina.serving.heads import head_output
+    from faina.serving.tagger import FallacyTagger
+
+    tagger = FallacyTagger.load(folder, device=args.device, batch_size=args.batch_size)
     if args.probabilities:
         tagged, probabilities = tagger.tag_with_probabilities(texts, args.uncalibrated)
-        write_probabilities(probabilities, args.probabilities)
+        write_probabilities(probabilities, head_output(args.probabilities, head, several))
     else:
         tagged = tagger(texts)
     posts = [post.to_dict() for post in tagged]
     for number, post in enumerate(posts, 1):
-        print(json.dumps(post, ensure_ascii=False) if args.json else format_post(number, post, tagger.views))
+        shown = {**post, "head": head} if several else post
+        print(json.dumps(shown, ensure_ascii=False) if args.json else format_post(number, post, tagger.views))
     if args.html:
-        title = f"{tagger.meta['task']} · {Path(args.model_dir).name}"
+        title = f"{tagger.meta['task']} · {Path(args.model_dir).name}" + (f" · {head}" if head else "")
         labels = inventory_order(LabelInventory.load(tagger.meta["labels_inventory"]))
-        path = atomic_write_text(args.html, render_page(posts, tagger.views, title, labels))
+        path = atomic_write_text(head_output(args.html, head, several), render_page(posts, tagger.views, title, labels))
         print(f"page written: {path}", file=sys.stderr)
     return posts
 

@@ -35,6 +35,13 @@ def is_model_dir(path: Path) -> bool:
     return (path / "config.json").is_file()  # load_exported says clearly when it is not a Faina model's
 
 
+def is_model_or_heads_dir(path: Path) -> bool:
+    """A model folder, or a multi-task fold folder (``heads.json`` naming one model folder per head)."""
+    from faina.serving.heads import HEADS_FILE
+
+    return is_model_dir(path) or (path / HEADS_FILE).is_file()
+
+
 def expected_folds(results_dir: Path) -> int | None:
     """How many fold models the experiment's configuration asks for (``None`` when it is not recorded).
 
@@ -77,7 +84,7 @@ def fold_dirs(results_dir: Path) -> list[Path]:
     unfinished = [
         f"fold{k}"
         for k in wanted
-        if k not in found or not (found[k] / "metrics.json").is_file() or not is_model_dir(found[k])
+        if k not in found or not (found[k] / "metrics.json").is_file() or not is_model_or_heads_dir(found[k])
     ]
     if unfinished:
         raise UserError(
@@ -90,8 +97,9 @@ def fold_dirs(results_dir: Path) -> list[Path]:
     return [found[k] for k in wanted]
 
 
-def load_predictor(path: str | Path, trust_remote_code: bool = False):
-    """``(model, meta)`` for a fold/model folder, or for the ensemble of every fold of a results folder.
+def load_predictor(path: str | Path, trust_remote_code: bool = False, head: str | None = None):
+    """``(model, meta)`` for a fold/model folder, or for the ensemble of every fold of a results folder (of a
+    multi-task run: the ensemble of every fold's ``head``).
 
     ``meta`` is the model's ``model.json`` content; for an ensemble it is the first fold's, plus
     ``"ensemble": [fold folders]``. ``trust_remote_code``: the caller's consent to an encoder with custom code
@@ -105,6 +113,10 @@ def load_predictor(path: str | Path, trust_remote_code: bool = False):
     if is_model_dir(path):
         return load_exported(path, trust_remote_code)
     folders = fold_dirs(path)
+    if head is not None:
+        from faina.serving.heads import head_folders
+
+        folders = [head_folders(folder, head)[0][1] for folder in folders]
     loaded = [load_exported(folder, trust_remote_code) for folder in folders]
     meta = dict(loaded[0][1])
     for folder, (_, other) in zip(folders[1:], loaded[1:]):

@@ -35,11 +35,13 @@ def predict_file(
     trust_remote_code: bool = False,
     probabilities_path: str | None = None,
     uncalibrated: bool = False,
+    head: str | None = None,
 ) -> str:
     """Label ``input_path`` into ``output_path``; with ``probabilities_path``, also write the model's probabilities
     there (``probabilities.jsonl`` layout, docs/soft-labels.md): calibrated when the model is, or with
-    ``uncalibrated`` its raw ones."""
-    model, meta = load_predictor(model_dir, trust_remote_code)
+    ``uncalibrated`` its raw ones. ``head``: for the results folder of a multi-task run, the head whose fold models
+    make the ensemble."""
+    model, meta = load_predictor(model_dir, trust_remote_code, head)
     level = LEVELS[meta["level"]]
     check_readable_by(input_path, meta["level"], f"{meta['level']}-level model")
     inventory = LabelInventory.load(meta["labels_inventory"])
