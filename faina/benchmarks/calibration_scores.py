@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from faina.benchmarks.quality_runs import TASKS, dev_corpus_of
+from faina.benchmarks.quality_runs import TASKS, dev_corpus_of, model_dir
 from models.calibration import CalibrationSettings, PostCalibrationSettings, SpanCalibrationSettings
 
 CALIBRATIONS: dict[str, dict[str, CalibrationSettings | None]] = {
@@ -73,7 +73,7 @@ def evaluate_calibration(task, recipe, seed, folder: Path, files, log: Callable[
     from faina.serving.fold_model import load_exported
 
     log(f"calibrating {folder.name}")
-    model, meta = load_exported(folder / "fold0")
+    model, meta = load_exported(model_dir(folder, task, recipe))
     dev, data = dev_corpus_of(task, files, recipe, seed)
     level, _, ext = TASKS[task]
     inventory = LabelInventory.load(files["labels"])

@@ -38,6 +38,12 @@ RECIPES = {
     "views-avg3": ["checkpoint.average_last=3"],
     "majority-avg3": ["data.targets=majority", "checkpoint.average_last=3"],
 }
+# recipes that train the task together with the other level of the same corpus in one task=multi run (the span and
+# the post labels of the same posts, one shared encoder; docs/multitask.md): the task's entry is the target, whose
+# dev F1 selects the checkpoint, and its head (fold0/<entry>) is the model the benchmark scores
+JOINT_RECIPES = {"joint": []}
+RECIPES.update(JOINT_RECIPES)
+ENTRY_OF = {"span-f": "span_f", "post-f": "post_f"}  # the entry names of conf/task/multi.yaml
 TIME_FILE = "benchmark-train.json"
 
 
@@ -96,7 +102,7 @@ def epochs_trained(folder: Path, length: Length) -> int | None:
     metrics = folder / "fold0" / "metrics.json"
     if not metrics.is_file():
         return None
-    return json.loads(metrics.read_text()).get("early_stopping", {}).get("epochs_trained")
+    return json.loads(metrics.read_text()).get("early_stopping", {}).get("epochs_trained")  # a joint run's too
 
 
 QUICK_POSTS = {"train-dev": 48, "test": 24}  # --quick: the tests' tiny grid, never for a table
@@ -151,16 +157,41 @@ def overrides_tag(overrides: Sequence[str]) -> str:
     return "-o" + hashlib.sha1("\n".join(overrides).encode()).hexdigest()[:8]
 
 
-def train_command(task, recipe, length: Length, seed, files, runs: Path, overrides: Sequence[str]) -> list[str]:
+def model_dir(folder: Path, task: str, recipe: str) -> Path:
+    """The saved model of a run's fold: ``fold0``, or for a joint recipe its task's head, ``fold0/<entry>``."""
+    return folder / "fold0" / ENTRY_OF[task] if recipe in JOINT_RECIPES else folder / "fold0"
+
+
+def data_overrides(task: str, recipe: str, files) -> list[str]:
+    """The task and data of a run: ``task=<task> data=custom`` with the corpus's files, or for a joint recipe
+    ``task=multi`` with both entries on the corpus's span file (the post entry derives its labels from the spans)
+    and each entry's test file, the task's entry the target."""
     ext = TASKS[task][2]
+    if recipe not in JOINT_RECIPES:
+        return [
+            f"task={task}",
+            "data=custom",
+            f"data.train_path={files[f'train-dev.{ext}']}",
+            f"data.test_path={files[f'test.{ext}']}",
+            f"data.labels={files['labels']}",
+        ]
+    settings = ["task=multi", "data.name=custom"]
+    for other, entry in ENTRY_OF.items():
+        prefix = f"task.entries.{entry}"
+        settings += [
+            f"{prefix}.data.train_path={files['train-dev.conll']}",
+            f"{prefix}.data.test_path={files[f'test.{TASKS[other][2]}']}",
+            f"{prefix}.data.labels={files['labels']}",
+            f"{prefix}.target={str(other == task).lower()}",
+        ]
+    return settings
+
+
+def train_command(task, recipe, length: Length, seed, files, runs: Path, overrides: Sequence[str]) -> list[str]:
     return [
         sys.executable,
         "train.py",
-        f"task={task}",
-        "data=custom",
-        f"data.train_path={files[f'train-dev.{ext}']}",
-        f"data.test_path={files[f'test.{ext}']}",
-        f"data.labels={files['labels']}",
+        *data_overrides(task, recipe, files),
         "cv=official",
         f"seed={seed}",
         *length.overrides(),

@@ -19,6 +19,7 @@ from faina.benchmarks.quality_runs import (
     TASKS,
     Length,
     dev_corpus_of,
+    model_dir,
     overrides_tag,
     recipe_targets,
     run_name,
@@ -119,7 +120,7 @@ def evaluate_run(task, recipe, seed, folder: Path, files, log: Callable[[str], N
     from faina.serving.fold_model import load_exported
 
     log(f"scoring {folder.name}")
-    model, meta = load_exported(folder / "fold0")
+    model, meta = load_exported(model_dir(folder, task, recipe))
     dev, data = dev_corpus_of(task, files, recipe, seed)
     result = {
         "version": SCORES_VERSION,
@@ -184,7 +185,9 @@ def evaluate_ensemble(task, recipe, length, seeds, runs: Path, files, log, overr
     if saved is not None and saved.get("member_rules", False):  # older files of soft recipes had no member rules
         return saved
     log(f"scoring {name}")
-    members = [load_exported(runs / run_name(task, recipe, length, s, overrides) / "fold0") for s in seeds]
+    members = [
+        load_exported(model_dir(runs / run_name(task, recipe, length, s, overrides), task, recipe)) for s in seeds
+    ]
     model, meta = ensemble([m for m, _ in members]), members[0][1]
     _, data = dev_corpus_of(task, files, recipe, seeds[0])
     decisions = member_decisions(task, recipe, seeds, members, files)

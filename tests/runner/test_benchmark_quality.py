@@ -398,3 +398,41 @@ def test_each_length_trains_runs_of_its_own_judged_at_it_and_at_the_default_leng
         and "verdict" in rows[("1 epoch", "own-floor0.3")]
     )
     assert "| 3 epochs |" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("task", ["span-f", "post-f"])
+def test_a_joint_recipe_trains_the_task_with_the_other_level_of_the_corpus(task, tmp_path):
+    files = {name: tmp_path / name for name in ("train-dev.conll", "test.conll", "train-dev.tsv", "test.tsv")}
+    files["labels"] = tmp_path / "labels.yaml"
+    command = quality_runs.train_command(task, "joint", Length(6), 1, files, tmp_path / "runs", [])
+    cfg = compose_train(*command[2:])
+    entries = cfg.task.entries
+    assert cfg.task.name == "multi" and cfg.trainer.max_epochs == 6 and cfg.cv.name == "official"
+    assert [name for name, entry in entries.items() if entry.target] == [quality_runs.ENTRY_OF[task]]
+    assert {entry.data.train_path for entry in entries.values()} == {str(files["train-dev.conll"])}
+    assert (entries.span_f.data.test_path, entries.post_f.data.test_path) == (
+        str(files["test.conll"]),
+        str(files["test.tsv"]),
+    )
+    run = tmp_path / "runs" / "x"
+    assert quality_runs.model_dir(run, task, "joint") == run / "fold0" / quality_runs.ENTRY_OF[task]
+    assert quality_runs.model_dir(run, task, "views") == run / "fold0"
+
+
+@pytest.mark.e2e
+def test_the_joint_recipe_is_trained_and_scored_like_the_others(corpus, tiny_encoder, tmp_path):
+    out = tmp_path / "out"
+    command = [sys.executable, str(SCRIPT), "--quick", "--corpus", str(corpus), "--out", str(out)]
+    command += ["--tasks", "span-f", "--recipes", "views", "joint", "--ensembles"]
+    for override in overrides(tiny_encoder):
+        command += ["--override", override]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {(row["recipe"], row["rule"]) for row in json.loads((out / "report.json").read_text())["rows"]}
+    assert {rule for recipe, rule in rows if recipe == "joint"} == set(quality_scores.SPAN_RULES)
+    joint = run_dir(out, tiny_encoder, 1, "joint")
+    assert (joint / "fold0" / "span_f" / "model.json").is_file() and (
+        joint / "fold0" / "post_f" / "model.json"
+    ).is_file()
+    saved = json.loads((joint / "results.json").read_text())
+    assert set(saved["entries"]) == {"span_f", "post_f"}  # both levels' test figures from the one run

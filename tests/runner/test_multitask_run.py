@@ -1,0 +1,204 @@
+"""``train.py task=multi`` end to end: a span + post run of one corpus and a two-corpus run train one shared encoder,
+score each entry with its own scorer, save a fold folder per head that ``faina.predict`` / ``faina.tag`` /
+``faina.export`` read (``--head``), and a bad entry stops the run with one message before anything trains."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from replica_cli import assert_ran, run_cli
+
+pytestmark = pytest.mark.e2e
+
+
+def train_multi(root: Path, name: str, tiny_encoder: str, *overrides: str):
+    return run_cli(
+        "train.py",
+        "task=multi",
+        f"encoder.name_or_path={tiny_encoder}",
+        "trainer.max_epochs=1",
+        "loader.batch_size=8",
+        "cv.num_folds=2",
+        "callbacks=none",
+        "logger=csv",
+        f"paths.root_dir={root}",
+        f"name={name}",
+        *overrides,
+    )
+
+
+def sample_entries(sample: Path) -> list[str]:
+    return [
+        f"task.entries.span_f.data.train_path={sample / 'sample.conll'}",
+        f"task.entries.span_f.data.test_path={sample / 'sample-unlabelled.conll'}",
+        f"task.entries.post_f.data.train_path={sample / 'sample.conll'}",
+    ]
+
+
+@pytest.fixture(scope="module")
+def span_and_post(tmp_path_factory, tiny_encoder, small_sample):
+    """Span-f (target) and post-f of the 60-post sample, 2 folds, one epoch: the run's folder and its output."""
+    root = tmp_path_factory.mktemp("multi")
+    result = train_multi(root, "both", tiny_encoder, *sample_entries(small_sample))
+    assert_ran(result)
+    return root / "results" / "both", result
+
+
+def test_each_entry_is_scored_with_its_own_scorer_in_every_fold(span_and_post):
+    run, result = span_and_post
+    saved = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    assert saved["target"] == "span_f" and set(saved["entries"]) == {"span_f", "post_f"}
+    assert set(saved["entries"]["span_f"]["summary"]) == {"strict", "soft", "exact"}  # the span scorer
+    assert set(saved["entries"]["post_f"]["summary"]) == {"strict"}  # the post scorer
+    assert "### span_f (span-f, target)" in result.stdout and "### post_f (post-f, auxiliary)" in result.stdout
+    for fold in (0, 1):
+        metrics = json.loads((run / f"fold{fold}" / "metrics.json").read_text(encoding="utf-8"))
+        span, post = metrics["entries"]["span_f"], metrics["entries"]["post_f"]
+        assert span["test_posts"] == post["test_posts"] == 30  # the same posts: one corpus, split once
+        gold_ids = {
+            f"fold{fold}": [
+                line.split("\t")[0] for line in (run / f"fold{fold}" / e / f"gold.{x}").read_text().splitlines()
+            ]
+            for e, x in (("post_f", "tsv"),)
+        }
+        assert len(gold_ids[f"fold{fold}"]) == 31  # header + 30 posts
+        assert (run / f"fold{fold}" / "span_f" / "reliability.png").is_file()
+        assert "probability_scores" in post and "tuned_on_dev" in post  # post-f's own rule, fitted on its dev
+
+
+def test_the_dev_metrics_are_logged_per_entry_and_select_on_the_target(span_and_post):
+    run, _ = span_and_post
+    with (run / "fold0" / "logs" / "metrics.csv").open(encoding="utf-8") as handle:
+        columns = next(csv.reader(handle))
+    for name in ("val/span_f/f1", "val/post_f/f1", "val/span_f/loss", "val/post_f/loss", "train/span_f/loss", "val/f1"):
+        assert name in columns, name
+
+
+def test_a_fold_folder_holds_every_head_and_predict_chooses_by_input_or_head(span_and_post, small_sample, tmp_path):
+    run, _ = span_and_post
+    fold = run / "fold0"
+    index = json.loads((fold / "heads.json").read_text(encoding="utf-8"))
+    assert index == {
+        "target": "span_f",
+        "heads": {"span_f": {"folder": "span_f", "head": "span_f"}, "post_f": {"folder": "post_f", "head": "post_f"}},
+    }
+    assert_ran(
+        run_cli(
+            "-m", "faina.predict", str(fold), str(small_sample / "sample-unlabelled.conll"), str(tmp_path / "p.conll")
+        )
+    )
+    assert (
+        (tmp_path / "p.conll").read_text() == (fold / "span_f" / "submission.conll").read_text()
+        if (fold / "span_f" / "submission.conll").is_file()
+        else (tmp_path / "p.conll").is_file()
+    )
+    out = run_cli(
+        "-m",
+        "faina.predict",
+        str(fold),
+        str(small_sample / "sample-unlabelled.tsv"),
+        str(tmp_path / "p.tsv"),
+        "--head",
+        "post_f",
+    )
+    assert_ran(out)
+    assert "(head post_f)" in out.stderr and (tmp_path / "p.tsv").is_file()
+    wrong = run_cli(
+        "-m", "faina.predict", str(fold), str(small_sample / "sample.tsv"), str(tmp_path / "x.tsv"), "--head", "nope"
+    )
+    assert wrong.returncode == 2 and "the model has no head 'nope'" in wrong.stderr and "post_f, span_f" in wrong.stderr
+
+
+def test_the_results_folder_predicts_with_each_heads_ensemble(span_and_post, small_sample, tmp_path):
+    run, _ = span_and_post
+    out = run_cli(
+        "-m",
+        "faina.predict",
+        str(run),
+        str(small_sample / "sample-unlabelled.tsv"),
+        str(tmp_path / "e.tsv"),
+        "--head",
+        "post_f",
+    )
+    assert_ran(out)
+    single = run_cli(
+        "-m",
+        "faina.predict",
+        str(run / "fold0" / "post_f"),
+        str(small_sample / "sample-unlabelled.tsv"),
+        str(tmp_path / "one.tsv"),
+    )
+    assert_ran(single)
+    assert (tmp_path / "e.tsv").is_file() and (tmp_path / "one.tsv").is_file()
+
+
+def test_tag_and_export_serve_every_head_or_the_chosen_one(span_and_post, tmp_path):
+    run, _ = span_and_post
+    fold = run / "fold0"
+    tagged = run_cli("-m", "faina.tag", str(fold), "--text", "i vaccini sono veleno, lo dicono tutti", "--json")
+    assert_ran(tagged)
+    posts = [json.loads(line) for line in tagged.stdout.splitlines() if line.strip()]
+    assert sorted(post["head"] for post in posts) == ["post_f", "span_f"]
+    assert "post_labels" in next(p for p in posts if p["head"] == "post_f")
+    assert_ran(run_cli("-m", "faina.export", str(fold), str(tmp_path / "all")))
+    assert (tmp_path / "all" / "span_f" / "config.json").is_file() and (
+        tmp_path / "all" / "post_f" / "config.json"
+    ).is_file()
+    assert_ran(run_cli("-m", "faina.export", str(fold), str(tmp_path / "one"), "--head", "post_f"))
+    assert (tmp_path / "one" / "config.json").is_file()
+    one = run_cli("-m", "faina.tag", str(tmp_path / "one"), "--text", "i vaccini sono veleno", "--json")
+    assert_ran(one)
+    assert "head" not in json.loads(one.stdout.splitlines()[0])
+
+
+def test_a_second_corpus_trains_in_every_fold_and_sequential_sampling_trains_it_first(
+    tmp_path, tiny_encoder, small_sample
+):
+    second = tmp_path / "second"
+    assert_ran(run_cli("-m", "faina.sample", str(second), "--posts", "24", "--seed", "7"))
+    result = train_multi(
+        tmp_path,
+        "two",
+        tiny_encoder,
+        "experiment=multi-two-corpora",
+        *sample_entries(small_sample)[:2],
+        f"task.entries.second.data.train_path={second / 'sample.conll'}",
+        "task.sampling.strategy=sequential",
+        "task.sampling.auxiliary_epochs=1",
+        "trainer.max_epochs=2",
+        "cv.folds=[0]",
+    )
+    assert_ran(result)
+    fold = tmp_path / "results" / "two" / "fold0"
+    metrics = json.loads((fold / "metrics.json").read_text(encoding="utf-8"))
+    second_entry = metrics["entries"]["second"]
+    assert second_entry["train_posts"] + second_entry["dev_posts"] == 24 and "test" not in second_entry
+    with (fold / "logs" / "metrics.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    trained = {
+        (int(row["epoch"]), name) for row in rows for name in ("span_f", "second") if row.get(f"train/{name}/loss")
+    }
+    assert {name for epoch, name in trained if epoch == 0} == {"second"}  # the auxiliary corpus first
+    assert {name for epoch, name in trained if epoch == 1} == {"span_f"}  # then the target alone
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("task.entries.post_f.weight=0", "task.entries.post_f.weight=0: a loss weight must be a number above 0"),
+        ("task.entries.post_f.level=token", "task.entries.post_f.level='token' is not a level"),
+        ("task.sampling.strategy=shuffled", "task.sampling.strategy='shuffled' is not a sampling strategy"),
+    ],
+)
+def test_a_bad_entry_stops_the_run_with_one_message_before_training(
+    tmp_path, tiny_encoder, small_sample, override, message
+):
+    result = train_multi(tmp_path, "bad", tiny_encoder, *sample_entries(small_sample), override)
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == [line for line in lines if line.startswith("error:")] and message in lines[-1], result.stderr
+    assert not (tmp_path / "results" / "bad" / "fold0").exists()
