@@ -50,11 +50,9 @@ def head_folders(model_dir: str | Path, head: str | None = None) -> list[tuple[s
 
 def read_heads_file(path: Path) -> dict[str, str]:
     """Head name → folder name, checked: a JSON object whose ``heads`` maps names to plain folder names that exist."""
-    try:
-        index = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as err:
-        raise UserError(f"not a readable {HEADS_FILE} ({type(err).__name__})", path=path, fix=HEAD_FIX) from None
-    heads = index.get("heads") if isinstance(index, dict) else None
+    from common.untrusted import read_json_object
+
+    heads = read_json_object(path, HEADS_FILE, HEAD_FIX).get("heads")
     if not isinstance(heads, dict) or not heads:
         raise UserError(f"{HEADS_FILE} lists no heads", path=path, fix=HEAD_FIX)
     folders = {}

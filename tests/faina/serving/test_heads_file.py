@@ -55,7 +55,7 @@ def test_a_hostile_or_damaged_heads_file_is_one_message_naming_it(tmp_path, head
 
 def test_a_heads_file_that_is_not_json(tmp_path):
     (tmp_path / HEADS_FILE).write_text("{not json", encoding="utf-8")
-    with pytest.raises(UserError, match="not a readable heads.json"):
+    with pytest.raises(UserError, match="heads.json is not valid JSON"):
         head_folders(tmp_path)
 
 
