@@ -24,9 +24,8 @@ from faina.data.features import Collator
 class EntryCollator:
     """Pads one entry's features (``Collator``) and adds the entry's position as ``entry``."""
 
-    def __init__(self, pad_token_id: int | None, offsets: Sequence[int]):
+    def __init__(self, pad_token_id: int | None):
         self.collate = Collator(pad_token_id)
-        self.offsets = list(offsets)
 
     def __call__(self, items: list[tuple[int, dict]]) -> dict:
         entries = {entry for entry, _ in items}
@@ -77,9 +76,8 @@ class MultiEntryDataModule(pl.LightningDataModule):
                 fix="run it with trainer=default (or trainer.devices=1)",
             )
         sampler = self.sampler(trainer.current_epoch if trainer is not None else 0)
-        offsets = sampler.offsets
         pad = self.entries[0].collate.pad_token_id
-        return DataLoader(self.train_items(), batch_sampler=sampler, collate_fn=EntryCollator(pad, offsets))
+        return DataLoader(self.train_items(), batch_sampler=sampler, collate_fn=EntryCollator(pad))
 
     def val_dataloader(self) -> list[DataLoader]:
         return [entry.val_dataloader() for entry in self.entries]

@@ -47,7 +47,13 @@ from faina.training.cross_validation import (
 )
 from faina.training.decision_tuning import calibrate_on_dev, tune_on_dev
 from faina.training.loss_weights import fold_loss_weights
-from faina.training.results_table import flat_metrics, markdown_table, summarise
+from faina.training.results_table import (
+    flat_metrics,
+    markdown_table,
+    probability_table,
+    summarise,
+    summarise_probabilities,
+)
 from models.encoder_settings import encoder_settings
 from models.multitask import SELECTIONS, EntryHead, MultiTaskModel
 
@@ -245,9 +251,18 @@ def run_fold(
     heads_index = {"target": target.name, "heads": {e.name: {"folder": e.name, "head": e.head} for e in entries}}
     atomic_write_json(fold_dir / HEADS_FILE, heads_index)
     target_result = result["entries"][target.name]
-    fold.close(flat_test_metrics(target_result), Path(target_result["prediction_file"]))
+    fold.close(logged_test_metrics(result, target.name), Path(target_result["prediction_file"]))
     atomic_write_json(fold_dir / "metrics.json", result)
     return result
+
+
+def logged_test_metrics(result: dict, target: str) -> dict[str, float]:
+    """A fold's test scores as logger keys: every entry's as ``test/<entry>/<mode>/<view>/<measure>``, the target's
+    also under the single-task names ``test/<mode>/<view>/<measure>``."""
+    metrics = dict(flat_test_metrics(result["entries"][target]))
+    for name, entry in result["entries"].items():
+        metrics.update({f"test/{name}/{key[5:]}": value for key, value in flat_test_metrics(entry).items()})
+    return metrics
 
 
 def finish_entry(ecfg: DictConfig, entry: TaskEntry, head, module: FainaDataModule, entry_dir: Path, fit: bool):
@@ -297,6 +312,10 @@ def report(cfg: DictConfig, exp_dir: Path, entries: list[TaskEntry], results: li
         role = "target" if entry is target else "auxiliary"
         title = f"{entry.name} ({entry.task['name']}, {role}) · {cfg.encoder.name} · {cfg.data.name}"
         tables.append(markdown_table(summary, title, len(scored)))
+        probabilities = summarise_probabilities([r["entries"][entry.name] for r in results])
+        if probabilities is not None:
+            saved["entries"][entry.name]["probability_summary"] = probabilities
+            tables.append(probability_table(probabilities))
         flat = flat_metrics(summary)
         metrics.update({f"{entry.name}/{key}": value for key, value in flat.items()})
         if entry is target:

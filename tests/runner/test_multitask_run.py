@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from faina.formats.any_file import read_any
 from replica_cli import assert_ran, run_cli
 
 pytestmark = pytest.mark.e2e
@@ -54,18 +55,15 @@ def test_each_entry_is_scored_with_its_own_scorer_in_every_fold(span_and_post):
     assert saved["target"] == "span_f" and set(saved["entries"]) == {"span_f", "post_f"}
     assert set(saved["entries"]["span_f"]["summary"]) == {"strict", "soft", "exact"}  # the span scorer
     assert set(saved["entries"]["post_f"]["summary"]) == {"strict"}  # the post scorer
+    assert all("probability_summary" in block for block in saved["entries"].values())
     assert "### span_f (span-f, target)" in result.stdout and "### post_f (post-f, auxiliary)" in result.stdout
     for fold in (0, 1):
         metrics = json.loads((run / f"fold{fold}" / "metrics.json").read_text(encoding="utf-8"))
         span, post = metrics["entries"]["span_f"], metrics["entries"]["post_f"]
         assert span["test_posts"] == post["test_posts"] == 30  # the same posts: one corpus, split once
-        gold_ids = {
-            f"fold{fold}": [
-                line.split("\t")[0] for line in (run / f"fold{fold}" / e / f"gold.{x}").read_text().splitlines()
-            ]
-            for e, x in (("post_f", "tsv"),)
-        }
-        assert len(gold_ids[f"fold{fold}"]) == 31  # header + 30 posts
+        span_gold = read_any(run / f"fold{fold}" / "span_f" / "gold.conll", level="span")
+        post_gold = read_any(run / f"fold{fold}" / "post_f" / "gold.tsv", level="post")
+        assert [p.post_id for p in span_gold.items] == [r.post_id for r in post_gold.items]  # the very same posts
         assert (run / f"fold{fold}" / "span_f" / "reliability.png").is_file()
         assert "probability_scores" in post and "tuned_on_dev" in post  # post-f's own rule, fitted on its dev
 
@@ -74,7 +72,9 @@ def test_the_dev_metrics_are_logged_per_entry_and_select_on_the_target(span_and_
     run, _ = span_and_post
     with (run / "fold0" / "logs" / "metrics.csv").open(encoding="utf-8") as handle:
         columns = next(csv.reader(handle))
-    for name in ("val/span_f/f1", "val/post_f/f1", "val/span_f/loss", "val/post_f/loss", "train/span_f/loss", "val/f1"):
+    logged = ("val/span_f/f1", "val/post_f/f1", "val/span_f/loss", "val/post_f/loss", "train/span_f/loss", "val/f1")
+    tests = ("test/post_f/strict/avg/f1", "test/span_f/exact/avg/f1", "test/strict/avg/f1")  # the last: the target's
+    for name in logged + tests:
         assert name in columns, name
 
 
@@ -91,11 +91,10 @@ def test_a_fold_folder_holds_every_head_and_predict_chooses_by_input_or_head(spa
             "-m", "faina.predict", str(fold), str(small_sample / "sample-unlabelled.conll"), str(tmp_path / "p.conll")
         )
     )
-    assert (
-        (tmp_path / "p.conll").read_text() == (fold / "span_f" / "submission.conll").read_text()
-        if (fold / "span_f" / "submission.conll").is_file()
-        else (tmp_path / "p.conll").is_file()
-    )
+    direct = tmp_path / "direct.conll"
+    head_only = (str(fold / "span_f"), str(small_sample / "sample-unlabelled.conll"), str(direct))
+    assert_ran(run_cli("-m", "faina.predict", *head_only))
+    assert (tmp_path / "p.conll").read_text() == direct.read_text()  # the span head alone read the .conll file
     out = run_cli(
         "-m",
         "faina.predict",
