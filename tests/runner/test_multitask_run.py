@@ -201,3 +201,30 @@ def test_a_bad_entry_stops_the_run_with_one_message_before_training(
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert lines == [line for line in lines if line.startswith("error:")] and message in lines[-1], result.stderr
     assert not (tmp_path / "results" / "bad" / "fold0").exists()
+
+
+def test_a_lora_decoder_encoder_is_shared_and_each_head_saves_the_adapters_only(tmp_path, small_sample):
+    from safetensors import safe_open
+
+    result = run_cli(
+        "train.py",
+        "task=multi",
+        "encoder=tiny-llama",
+        "encoder.peft=lora",
+        "encoder.max_length=16",
+        *sample_entries(small_sample),
+        "cv.folds=[0]",
+        "debug=fast",
+        "loader.batch_size=8",
+        f"paths.root_dir={tmp_path}",
+        "name=lora",
+    )
+    assert_ran(result)
+    fold = tmp_path / "results" / "lora" / "fold0"
+    for head in ("span_f", "post_f"):
+        with safe_open(str(fold / head / "model.safetensors"), framework="pt") as weights:
+            encoder = [name for name in weights.keys() if name.startswith("encoder.")]
+        assert encoder and all(".lora_" in name for name in encoder), head  # no frozen base weight
+    out = tmp_path / "p.tsv"
+    assert_ran(run_cli("-m", "faina.predict", str(fold), str(small_sample / "sample-unlabelled.tsv"), str(out)))
+    assert out.is_file()
