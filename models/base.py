@@ -80,6 +80,20 @@ def gold_of(batch: Mapping[str, torch.Tensor], key: str) -> dict:
     return {"gold": gold.cpu(), "annotated": None if annotated is None else annotated.cpu()}
 
 
+def optimizer_with_schedule(recipe: FallacyModule, param_groups: list[dict], lrs: list, trained: L.LightningModule):
+    """``configure_optimizers``'s answer for ``param_groups``: ``recipe``'s optimiser over them, each group's lr set
+    as ``lrs`` says (``parameter_groups``), and ``recipe``'s schedule stepped per batch over the steps of the run
+    that trains ``trained`` (read only when there is a schedule)."""
+    optimizer = recipe.optimizer_factory(param_groups)
+    for group, (kind, value) in zip(optimizer.param_groups, lrs):
+        group["lr"] = value if kind == "absolute" else group["lr"] * value
+    if recipe.scheduler_factory is None:
+        return optimizer
+    total_steps = int(trained.trainer.estimated_stepping_batches)
+    scheduler = recipe.scheduler_factory(optimizer, total_steps=total_steps)
+    return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+
 class FallacyModule(L.LightningModule):
     """Base LightningModule: the encoder, the optimiser recipe and the evaluation loop MVML and MVMD share.
 
@@ -167,14 +181,7 @@ class FallacyModule(L.LightningModule):
 
     def configure_optimizers(self):
         param_groups, lrs = self.parameter_groups()
-        optimizer = self.optimizer_factory(param_groups)
-        for group, (kind, value) in zip(optimizer.param_groups, lrs):
-            group["lr"] = value if kind == "absolute" else group["lr"] * value
-        if self.scheduler_factory is None:
-            return optimizer
-        total_steps = int(self.trainer.estimated_stepping_batches)
-        scheduler = self.scheduler_factory(optimizer, total_steps=total_steps)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+        return optimizer_with_schedule(self, param_groups, lrs, self)
 
     def configure_callbacks(self):
         return [GradualUnfreezing()] if self.gradual_unfreezing else []

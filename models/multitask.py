@@ -26,7 +26,7 @@ import lightning as L
 import torch
 from torch import nn
 
-from models.base import FallacyModule
+from models.base import FallacyModule, optimizer_with_schedule
 
 SELECTIONS = ("target", "mean")
 
@@ -158,14 +158,7 @@ class MultiTaskModel(L.LightningModule):
                 continue
             param_groups.append({"params": head.heads_parameters(), "name": f"heads.{name}"})
             lrs.append(("absolute", head.head_lr) if head.head_lr is not None else ("factor", 1.0))
-        optimizer = target.optimizer_factory(param_groups)
-        for group, (kind, value) in zip(optimizer.param_groups, lrs):
-            group["lr"] = value if kind == "absolute" else group["lr"] * value
-        if target.scheduler_factory is None:
-            return optimizer
-        total_steps = int(self.trainer.estimated_stepping_batches)
-        scheduler = target.scheduler_factory(optimizer, total_steps=total_steps)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+        return optimizer_with_schedule(target, param_groups, lrs, self)
 
     def entry_named(self, name: str) -> EntryHead:
         return next(entry for entry in self.entries if entry.name == name)
