@@ -150,3 +150,27 @@ def test_posts_of_another_corpus_train_in_every_fold_with_a_dev_part_of_their_ow
     labels = ["A", "B"]
     followed = follow_split(split, [], [f"x{i}" for i in range(10)], [["A"], ["B"]] * 5, labels, 0.2, 1)
     assert followed.test == () and len(followed.dev) == 2 and sorted(followed.train + followed.dev) == list(range(10))
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("task.sampling.strategy=shuffled", "task.sampling.strategy='shuffled' is not a sampling strategy"),
+        ("task.sampling.alpha=1.5", "task.sampling.alpha=1.5 must lie in [0, 1]"),
+        ("task.sampling.auxiliary_epochs=-1", "task.sampling.auxiliary_epochs=-1 must be a whole number >= 0"),
+        ("task.selection=best", "task.selection='best' is not a selection"),
+    ],
+)
+def test_a_bad_sampling_or_selection_setting_is_one_message(override, message):
+    from faina.training.multitask import check_sampling
+
+    with pytest.raises(UserError, match="Fix:") as caught:
+        check_sampling(compose_train("task=multi", override))
+    assert message in str(caught.value)
+
+
+def test_the_sampling_settings_pass_through_checked():
+    from faina.training.multitask import check_sampling
+
+    cfg = compose_train("task=multi", "task.sampling.strategy=round-robin", "task.sampling.alpha=0")
+    assert check_sampling(cfg) == {"strategy": "round-robin", "alpha": 0.0, "auxiliary_epochs": 1}
