@@ -21,6 +21,7 @@ from faina.benchmarks.quality_report import machine_line, markdown, plot, summar
 from faina.benchmarks.quality_runs import (
     QUICK_EPOCHS,
     Length,
+    check_grid,
     default_length,
     epochs_trained,
     lengths_of,
@@ -54,6 +55,7 @@ def run_benchmark(
     ``report.png`` under ``out``; returns the report. ``epochs``: the epoch counts trained (``None``: each task's
     own), each with every early-stopping patience of ``patiences`` (0: none). ``quick``: the tests' tiny corpus
     (``QUICK_POSTS``)."""
+    check_grid(tasks, recipes)
     out = out.resolve()
     files = prepare_corpus(corpus.resolve(), out, quick)
     runs_dir = out / "runs"

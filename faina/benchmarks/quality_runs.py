@@ -38,12 +38,21 @@ RECIPES = {
     "views-avg3": ["checkpoint.average_last=3"],
     "majority-avg3": ["data.targets=majority", "checkpoint.average_last=3"],
 }
-# recipes that train the task together with the other level of the same corpus in one task=multi run (the span and
-# the post labels of the same posts, one shared encoder; docs/multitask.md): the task's entry is the target, whose
-# dev F1 selects the checkpoint, and its head (fold0/<entry>) is the model the benchmark scores
-JOINT_RECIPES = {"joint": []}
+# recipes trained in one task=multi run (docs/multitask.md): the task's entry (ENTRY_OF) is the target, whose dev F1
+# selects the checkpoint, and its head (fold0/<entry>) is the model the benchmark scores. "joint": the task together
+# with the other level of the same corpus (the span and the post labels of the same posts); the "aux-" recipes: span-f
+# with the synthetic sample's span-f as an auxiliary corpus (experiment=multi-two-corpora, its own head, loss weight
+# 0.5), its batches drawn in proportion to the entries' sizes or first (one epoch of the sample, then the target)
+JOINT_RECIPES = {
+    "joint": [],
+    "aux-proportional": ["task.sampling.strategy=proportional"],
+    "aux-sequential": ["task.sampling.strategy=sequential", "task.sampling.auxiliary_epochs=1"],
+}
+AUXILIARY_RECIPES = {"aux-proportional", "aux-sequential"}
+AUXILIARY_TASKS = {"span-f"}  # the sample's entry of experiment=multi-two-corpora is a span entry
 RECIPES.update(JOINT_RECIPES)
 ENTRY_OF = {"span-f": "span_f", "post-f": "post_f"}  # the entry names of conf/task/multi.yaml
+AUXILIARY_ENTRY = "second"  # the auxiliary corpus's entry in conf/experiment/multi-two-corpora.yaml
 TIME_FILE = "benchmark-train.json"
 
 
@@ -163,9 +172,10 @@ def model_dir(folder: Path, task: str, recipe: str) -> Path:
 
 
 def data_overrides(task: str, recipe: str, files) -> list[str]:
-    """The task and data of a run: ``task=<task> data=custom`` with the corpus's files, or for a joint recipe
+    """The task and data of a run: ``task=<task> data=custom`` with the corpus's files; for the joint recipe
     ``task=multi`` with both entries on the corpus's span file (the post entry derives its labels from the spans)
-    and each entry's test file, the task's entry the target."""
+    and each entry's test file, the task's entry the target; for an auxiliary recipe
+    ``experiment=multi-two-corpora`` with the corpus as the target and the synthetic sample as the second corpus."""
     ext = TASKS[task][2]
     if recipe not in JOINT_RECIPES:
         return [
@@ -175,16 +185,51 @@ def data_overrides(task: str, recipe: str, files) -> list[str]:
             f"data.test_path={files[f'test.{ext}']}",
             f"data.labels={files['labels']}",
         ]
+    if recipe in AUXILIARY_RECIPES:
+        check_auxiliary_task(task, recipe)
+        return [
+            "experiment=multi-two-corpora",
+            "data.name=custom",
+            *entry_data(ENTRY_OF[task], files, "conll", target=True),
+            f"task.entries.{AUXILIARY_ENTRY}.data.train_path={sample_conll()}",
+        ]
     settings = ["task=multi", "data.name=custom"]
     for other, entry in ENTRY_OF.items():
-        prefix = f"task.entries.{entry}"
-        settings += [
-            f"{prefix}.data.train_path={files['train-dev.conll']}",
-            f"{prefix}.data.test_path={files[f'test.{TASKS[other][2]}']}",
-            f"{prefix}.data.labels={files['labels']}",
-            f"{prefix}.target={str(other == task).lower()}",
-        ]
+        settings += entry_data(entry, files, TASKS[other][2], target=other == task)
     return settings
+
+
+def entry_data(entry: str, files, test_ext: str, target: bool) -> list[str]:
+    """An entry on the corpus: its span file to train on (a post entry derives its labels), its test file."""
+    prefix = f"task.entries.{entry}"
+    return [
+        f"{prefix}.data.train_path={files['train-dev.conll']}",
+        f"{prefix}.data.test_path={files[f'test.{test_ext}']}",
+        f"{prefix}.data.labels={files['labels']}",
+        f"{prefix}.target={str(target).lower()}",
+    ]
+
+
+def check_grid(tasks: Sequence[str], recipes: Sequence[str]) -> None:
+    """Every (task, recipe) of a grid can be trained, checked before the first run trains."""
+    for task in tasks:
+        for recipe in set(recipes) & AUXILIARY_RECIPES:
+            check_auxiliary_task(task, recipe)
+
+
+def check_auxiliary_task(task: str, recipe: str) -> None:
+    if task not in AUXILIARY_TASKS:
+        raise UserError(
+            f"the recipe {recipe} trains span-f with the synthetic sample as an auxiliary span corpus, not {task}",
+            fix=f"run the aux- recipes with --tasks {' '.join(sorted(AUXILIARY_TASKS))} (other recipes of post-f apart)",
+        )
+
+
+def sample_conll() -> Path:
+    """The synthetic sample's span file, the auxiliary corpus of the ``aux-`` recipes."""
+    from faina.data.synthetic import default_sample_dir
+
+    return default_sample_dir() / "sample.conll"
 
 
 def train_command(task, recipe, length: Length, seed, files, runs: Path, overrides: Sequence[str]) -> list[str]:

@@ -78,6 +78,13 @@ def check_sampling(cfg: DictConfig) -> dict:
             f"task.sampling.auxiliary_epochs={epochs!r} must be a whole number >= 0",
             fix="e.g. task.sampling.auxiliary_epochs=2",
         )
+    max_epochs = cfg.trainer.get("max_epochs")
+    if strategy == "sequential" and isinstance(max_epochs, int) and max_epochs >= 0 and epochs >= max_epochs:
+        raise UserError(
+            f"task.sampling.auxiliary_epochs={epochs} leaves the target no epoch of its own: sequential sampling "
+            f"trains the auxiliary entries first, and trainer.max_epochs={max_epochs}",
+            fix=f"lower task.sampling.auxiliary_epochs below {max_epochs} or raise trainer.max_epochs",
+        )
     if cfg.task.get("selection", "target") not in SELECTIONS:
         raise UserError(
             f"task.selection={cfg.task.get('selection')!r} is not a selection",

@@ -419,6 +419,36 @@ def test_a_joint_recipe_trains_the_task_with_the_other_level_of_the_corpus(task,
     assert quality_runs.model_dir(run, task, "views") == run / "fold0"
 
 
+@pytest.mark.parametrize("recipe, strategy", [("aux-proportional", "proportional"), ("aux-sequential", "sequential")])
+def test_an_auxiliary_recipe_trains_span_f_with_the_sample_as_a_second_corpus(recipe, strategy, tmp_path):
+    files = {name: tmp_path / name for name in ("train-dev.conll", "test.conll", "train-dev.tsv", "test.tsv")}
+    files["labels"] = tmp_path / "labels.yaml"
+    command = quality_runs.train_command("span-f", recipe, Length(6), 1, files, tmp_path / "runs", [])
+    cfg = compose_train(*command[2:])
+    entries = {name: entry for name, entry in cfg.task.entries.items() if entry is not None}  # post_f: switched off
+    assert set(entries) == {"span_f", "second"} and cfg.task.sampling.strategy == strategy
+    assert [name for name, entry in entries.items() if entry.target] == ["span_f"]
+    span_f, second = entries["span_f"], entries["second"]
+    assert (span_f.data.train_path, span_f.data.test_path, span_f.data.labels) == (
+        str(files["train-dev.conll"]),
+        str(files["test.conll"]),
+        str(files["labels"]),
+    )
+    assert second.data.train_path == str(quality_runs.sample_conll()) and second.data.labels == "faina"
+    assert quality_runs.sample_conll().is_file()
+    assert quality_runs.model_dir(tmp_path, "span-f", recipe) == tmp_path / "fold0" / "span_f"
+
+
+def test_an_auxiliary_recipe_of_post_f_is_one_message_before_anything_trains(tmp_path):
+    command = [sys.executable, str(SCRIPT), "--quick", "--out", str(tmp_path / "out")]
+    command += ["--tasks", "span-f", "post-f", "--recipes", "views", "aux-sequential"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "the recipe aux-sequential trains span-f with the synthetic sample" in done.stderr
+    assert "Fix: run the aux- recipes with --tasks span-f" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()  # checked before the corpus is prepared or a run trains
+
+
 @pytest.mark.e2e
 def test_the_joint_recipe_is_trained_and_scored_like_the_others(corpus, tiny_encoder, tmp_path):
     out = tmp_path / "out"

@@ -169,6 +169,21 @@ def test_a_bad_sampling_or_selection_setting_is_one_message(override, message):
     assert message in str(caught.value)
 
 
+def test_sequential_sampling_that_leaves_the_target_no_epoch_is_one_message():
+    from faina.training.multitask import check_sampling
+
+    cfg = compose_train(
+        "task=multi", "task.sampling.strategy=sequential", "task.sampling.auxiliary_epochs=3", "trainer.max_epochs=3"
+    )
+    with pytest.raises(UserError, match="Fix: lower task.sampling.auxiliary_epochs below 3") as caught:
+        check_sampling(cfg)
+    assert "task.sampling.auxiliary_epochs=3 leaves the target no epoch of its own" in str(caught.value)
+    cfg = compose_train(
+        "task=multi", "task.sampling.strategy=sequential", "task.sampling.auxiliary_epochs=2", "trainer.max_epochs=3"
+    )
+    assert check_sampling(cfg)["auxiliary_epochs"] == 2
+
+
 def test_the_sampling_settings_pass_through_checked():
     from faina.training.multitask import check_sampling
 
