@@ -15,6 +15,7 @@ model is, its raw ones with ``--uncalibrated``).
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -28,6 +29,8 @@ from faina.formats.raw_posts import (  # noqa: F401  (re-exported: the library A
     read_posts,
 )
 from faina.serving.tag_page import render_page
+
+log = logging.getLogger(__name__)
 
 
 def format_post(number: int, post: dict, views: list[str]) -> str:
@@ -75,6 +78,14 @@ def build_parser():
         help="with --probabilities: write the model's raw probabilities, not the calibrated ones it reports "
         "(docs/soft-labels.md#calibration)",
     )
+    parser.add_argument(
+        "--topic",
+        default="",
+        help="the posts' topic keywords, for a model trained with data.context (docs/training.md#post-context-topic-and-date-as-input)",
+    )
+    parser.add_argument(
+        "--date", default="", help="the posts' date (e.g. 2021-08), for a model trained with data.context"
+    )
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (None: cuda when available, else cpu)")
     parser.add_argument("--batch-size", type=int, default=32, help="posts per forward pass")
     parser.add_argument(
@@ -111,7 +122,17 @@ def tag_with(folder: Path, texts: list[str], args, head: str | None, several: bo
     from faina.serving.heads import head_output
     from faina.serving.tagger import FallacyTagger
 
-    tagger = FallacyTagger.load(folder, device=args.device, batch_size=args.batch_size)
+    tagger = FallacyTagger.load(
+        folder, device=args.device, batch_size=args.batch_size, topic=args.topic, date=args.date
+    )
+    given = {"topic": args.topic, "date": args.date}
+    missing = [name for name in tagger.context if not given[name]]
+    if missing:
+        log.warning(
+            "the model reads each post's %s before its text (data.context) and none was given: pass %s",
+            " and ".join(tagger.context),
+            " ".join(f"--{name} ..." for name in missing),
+        )
     if args.probabilities:
         tagged, probabilities = tagger.tag_with_probabilities(texts, args.uncalibrated)
         write_probabilities(probabilities, head_output(args.probabilities, head, several))

@@ -40,7 +40,14 @@ def _view_labels(cell: list[str]) -> tuple[str, ...] | None:
 
 
 def _encode_row(
-    row: dict, index: int, level: str, tokenizer, labels: list[str], num_views: int, inventory: LabelInventory
+    row: dict,
+    index: int,
+    level: str,
+    tokenizer,
+    labels: list[str],
+    num_views: int,
+    inventory: LabelInventory,
+    context: list[str],
 ):
     """``Dataset.map`` function: one post's features from ``faina.data.features`` (the one encoding rule)."""
     from faina.data.levels import LEVELS
@@ -52,7 +59,7 @@ def _encode_row(
             for w in range(len(row[TOKENS])):
                 parser.add_token(w + 1, [view[w] for view in cells], w + 1, set(labels), inventory)
             row = {**row, "_spans": parser.finish()}
-    feature = LEVELS[level].features(_record(row, level, num_views), index, tokenizer, labels, num_views)
+    feature = LEVELS[level].features(_record(row, level, num_views), index, tokenizer, labels, num_views, context)
     out = {"input_ids": list(feature["input_ids"]), "word_starts": list(feature["word_starts"]), "post_index": index}
     for key in ("tags", "labels"):
         out[key] = feature[key].tolist() if key in feature else None
@@ -77,6 +84,7 @@ def encode_cached(
     labels: Sequence[str],
     num_views: int,
     cache_dir: str | Path | None,
+    context: Sequence[str] = (),
 ) -> tuple[list[dict], dict]:
     """Model features of ``corpus`` (as ``Level.encode`` gives them) and a note of how they were obtained.
 
@@ -89,7 +97,7 @@ def encode_cached(
 
     started = time.perf_counter()
     if cache_dir is None:
-        features = LEVELS[level].encode(corpus, tokenizer, list(labels), num_views)
+        features = LEVELS[level].encode(corpus, tokenizer, list(labels), num_views, context)
         return features, {"cached": False, "seconds": time.perf_counter() - started, "file": None}
     from datasets.fingerprint import Hasher
 
@@ -100,6 +108,7 @@ def encode_cached(
         "labels": list(labels),
         "num_views": num_views,
         "inventory": LabelInventory.from_dict({"name": "task", "fine": list(labels)}, source="the task's labels"),
+        "context": list(context),
     }
     identity = {**kwargs, "tokenizer": tokenizer_fingerprint(tokenizer)}
     fingerprint = Hasher.hash([dataset._fingerprint, _encode_row, identity, FEATURES_VERSION])

@@ -4,7 +4,9 @@ Each word gets the subwords the tokenizer gives it in the post's running text (`
 ``is_split_into_words`` for WordPiece and SentencePiece, character offsets for byte-level BPE); its label goes to
 its first subword (``word_starts``), as in HF ``run_ner.py``. A word the tokenizer maps to nothing (e.g. a
 lone control character) gets the unknown token, so every token of every post receives a prediction.
-Posts are never cut here: ``models.encoder.ChunkedEncoder`` encodes long posts in windows.
+Posts are never cut here: ``models.encoder.ChunkedEncoder`` encodes long posts in windows. With ``context`` (the
+header fields of ``data.context``, ``faina.data.post_context``) the fields' subwords come first and the word starts
+point past them.
 
 A post with a view that did not annotate it (the ``?`` marker: ``None`` in the records) gets an ``annotated``
 list (one bool per view) beside its targets, whose missing views hold zeros; the collator turns it into the
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 
 import torch
 
+from faina.data.post_context import context_ids
 from faina.formats.records import Post, PostRow
 from models.bio import spans_to_tags
 
@@ -78,9 +81,12 @@ def subword_ids(words: Sequence[str], tokenizer) -> tuple[list[int], list[int]]:
     return ids, starts
 
 
-def span_features(post: Post, index: int, tokenizer, labels: Sequence[str], num_views: int) -> dict:
+def span_features(
+    post: Post, index: int, tokenizer, labels: Sequence[str], num_views: int, context: Sequence[str] = ()
+) -> dict:
+    prefix = context_ids(post, context, tokenizer)
     ids, starts = subword_ids(post.tokens, tokenizer)
-    feature = {"input_ids": ids, "word_starts": starts, "post_index": index}
+    feature = {"input_ids": prefix + ids, "word_starts": [len(prefix) + start for start in starts], "post_index": index}
     if post.spans is not None:
         feature["tags"] = spans_to_tags([view or () for view in post.spans], len(post.tokens), labels)
         if any(view is None for view in post.spans):
@@ -88,8 +94,11 @@ def span_features(post: Post, index: int, tokenizer, labels: Sequence[str], num_
     return feature
 
 
-def post_features(row: PostRow, index: int, tokenizer, labels: Sequence[str], num_views: int) -> dict:
-    ids = tokenizer(row.text, add_special_tokens=False)["input_ids"] or [filler_id(tokenizer)]
+def post_features(
+    row: PostRow, index: int, tokenizer, labels: Sequence[str], num_views: int, context: Sequence[str] = ()
+) -> dict:
+    text_ids = tokenizer(row.text, add_special_tokens=False)["input_ids"] or [filler_id(tokenizer)]
+    ids = context_ids(row, context, tokenizer) + text_ids
     targets = torch.zeros(num_views, len(labels))
     position = {label: i for i, label in enumerate(labels)}
     annotated = [True] * num_views

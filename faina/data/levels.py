@@ -73,8 +73,13 @@ class Level:
         """Write records in the format of ``path``'s extension (``faina.formats.any_file.write_any``)."""
         return write_any(corpus, path)
 
-    def encode(self, corpus, tokenizer, labels: Sequence[str], num_views: int) -> list[dict]:
-        return [self.features(item, i, tokenizer, labels, num_views) for i, item in enumerate(corpus.items)]
+    def encode(
+        self, corpus, tokenizer, labels: Sequence[str], num_views: int, context: Sequence[str] = ()
+    ) -> list[dict]:
+        """Every post's features; ``context``: the header fields put before its text (``data.context``)."""
+        return [
+            self.features(item, i, tokenizer, labels, num_views, tuple(context)) for i, item in enumerate(corpus.items)
+        ]
 
 
 def subset(corpus: SpanCorpus | PostCorpus, indices: Sequence[int]):

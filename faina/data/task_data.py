@@ -33,6 +33,7 @@ class TaskData:
     unlabelled: SpanCorpus | PostCorpus | None
     gold: SpanCorpus | PostCorpus | None = None  # every annotator view, for scoring (None: ``labelled``)
     targets: str = "views"
+    context: tuple[str, ...] = ()  # the header fields put before each post's text (data.context, post_context.py)
 
     @property
     def num_views(self) -> int:

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from common.errors import UserError
+from faina.data.post_context import check_context
 from faina.data.task_data import TaskData, read_level, task_data_with_targets
 from faina.formats.labels import LabelInventory
 
@@ -149,7 +150,8 @@ def _read_entry_data(option: str, level: str, grain: str, block: Mapping[str, An
         unlabelled = None
         if test_path:
             unlabelled = _read_file(test_path, level, grain, inventory, repair, option, "test_path", cache)
-        return task_data_with_targets(level, grain, inventory, labelled, unlabelled, block.get("targets", "views"))
+        data = task_data_with_targets(level, grain, inventory, labelled, unlabelled, block.get("targets", "views"))
+        return replace(data, context=check_context(block.get("context"), f"{option}.data.context"))
     except UserError as error:  # the reader's message, said of the entry
         raise UserError(
             f"task entry {option.split('.')[-1]!r}: {error.message}", path=error.path, line=error.line, fix=error.fix

@@ -19,6 +19,7 @@ from safetensors.torch import save
 
 from common.errors import UserError
 from common.io import atomic_write_bytes, atomic_write_json
+from faina.data.post_context import check_context
 from faina.formats.labels import LabelInventory
 from faina.serving.saved_files import FOLD_FIX, check_labels, fold_model_json, read_fold_model_file
 from models.encoder_settings import encoder_settings
@@ -112,6 +113,7 @@ def export_model(model, cfg: DictConfig, level: str, grain: str, labels, num_vie
         str(cfg.data.labels),
         named,
         OmegaConf.to_container(cfg.encoder, resolve=True),
+        check_context(cfg.data.get("context")),
     )
     return atomic_write_json(fold_dir / "model.json", meta)
 
@@ -172,5 +174,6 @@ def load_exported(model_dir: str | Path, trust_remote_code: bool = False):
         top.labels_inventory,
         named,
         encoder_block.model_dump(),
+        tuple(top.context),
     )
     return model, meta

@@ -25,7 +25,7 @@ MODEL_FILES = ("model.json", "model.safetensors")
 FOLD_DIR = re.compile(r"fold(\d+)$")
 # what must agree between members for their average to mean anything
 MAX_FOLDS = 1000  # more than any cross-validation; a bigger count in experiment.json is damage
-SHARED_META = ("task", "level", "grain", "labels", "num_views", "labels_inventory")
+SHARED_META = ("task", "level", "grain", "labels", "num_views", "labels_inventory", "context")
 
 
 def is_model_dir(path: Path) -> bool:

@@ -118,6 +118,7 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
             if config.get("thresholds")
             else "Viterbi decoding of each decoder's CRF (valid BIO transitions only)"
         ),
+        *_context_lines(config.get("context") or []),
         "",
         "## Training data",
         "",
@@ -261,3 +262,11 @@ def _decoder_lines(encoder: dict) -> list[str]:
             f"{encoder.get('pooling') or 'the default of that attention'}"
         )
     return lines
+
+
+def _context_lines(context: list[str]) -> list[str]:
+    """What a model trained with ``data.context`` reads besides the text, and how a user gives it."""
+    if not context:
+        return []
+    flags = " ".join(f"--{name}" for name in context)
+    return [f"- input: each post's {' and '.join(context)} before its text (`data.context`; `faina.tag` takes {flags})"]

@@ -122,6 +122,7 @@ def write_model_folder(model, meta: dict, out_dir: str | Path, card: str | None 
         "views": view_names(meta["num_views"]),
         "num_views": meta["num_views"],
         "thresholds": decision_rules(model),
+        **({"context": list(meta["context"])} if meta.get("context") else {}),
         "module": module,
         "dropout": meta["model"].get("dropout", 0.2),
         "encoder": {
@@ -244,6 +245,7 @@ def load_model_folder(folder: str | Path, device: str | torch.device = "cpu"):
             "trust_remote_code": False,
         },
         "thresholds": config.thresholds,
+        **({"context": list(config.context)} if config.context else {}),  # as a fold's model.json has it
         "folder": str(folder),
     }
     return model, meta

@@ -99,7 +99,8 @@ def predict_outputs(model, meta: dict, corpus, batch_size: int = 32, raw: bool =
     level = LEVELS[meta["level"]]
     tokenizer = load_tokenizer(meta["encoder"])
     # a raw pass keeps the gold targets of every view of the corpus; otherwise they are not needed to predict
-    features = level.encode(corpus, tokenizer, meta["labels"], corpus.num_views if raw else meta["num_views"])
+    views = corpus.num_views if raw else meta["num_views"]
+    features = level.encode(corpus, tokenizer, meta["labels"], views, meta.get("context", ()))
     if not raw:
         for feature in features:
             feature.pop("tags", None)

@@ -8,6 +8,7 @@ an object is built, and the model parts are names mapped through ``models.regist
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -33,6 +34,8 @@ Labels = Annotated[list[Label], Field(min_length=1, max_length=MAX_LABELS)]
 Views = Annotated[int, Field(ge=1, le=MAX_VIEWS)]
 MaxLength = Annotated[int, Field(ge=2, le=1_000_000)]
 Level = Literal["span", "post"]
+# the header fields a model reads before each post's text (faina.data.post_context.CONTEXT_FIELDS), each once
+Context = Annotated[list[Literal["topic", "date"]], Field(max_length=2)]
 Grain = Literal["fine", "coarse"]
 FOLD_FIX = "train the fold again, or restore the model.json that the run wrote"
 FOLDER_FIX = "export the model again with python -m faina.export"
@@ -53,6 +56,7 @@ class FoldModelFile(Strict):
     labels_inventory: Text
     model: dict[str, Any]
     encoder: dict[str, Any]
+    context: Context = []
 
 
 class FolderEncoder(DecoderSettings):
@@ -84,6 +88,7 @@ class ModelFolderConfig(Strict):
     module: dict[str, Any] = {}
     dropout: Annotated[float, Field(ge=0, lt=1)] = 0.2
     encoder: FolderEncoder
+    context: Context = []
 
 
 def refuse_remote_code(encoder: EncoderBlock, path: Path, allowed: bool) -> None:
@@ -132,9 +137,18 @@ def read_fold_model_file(
 
 
 def fold_model_json(
-    task: str, level: str, grain: str, labels, num_views: int, labels_inventory: str, model: CheckedModel, encoder: dict
+    task: str,
+    level: str,
+    grain: str,
+    labels,
+    num_views: int,
+    labels_inventory: str,
+    model: CheckedModel,
+    encoder: dict,
+    context: Sequence[str] = (),
 ) -> dict:
-    """The content of a fold's ``model.json``: names and plain values only."""
+    """The content of a fold's ``model.json``: names and plain values only (``context`` only when the model reads
+    one, so the files of models without it are those of earlier releases)."""
     return {
         "format": FOLD_FORMAT,
         "format_version": FOLD_FORMAT_VERSION,
@@ -146,6 +160,7 @@ def fold_model_json(
         "labels_inventory": labels_inventory,
         "model": model.saved(),
         "encoder": EncoderBlock.model_validate(encoder).model_dump(),
+        **({"context": list(context)} if context else {}),
     }
 
 

@@ -90,7 +90,16 @@ def check_texts(texts: Sequence[str], where: str = "post") -> list[list[Token]]:
 class FallacyTagger:
     """A trained Faina model (folder from ``python -m faina.export`` or a run's fold folder) for raw posts."""
 
-    def __init__(self, model, meta: dict, device: str | torch.device | None = None, batch_size: int = 32):
+    def __init__(
+        self,
+        model,
+        meta: dict,
+        device: str | torch.device | None = None,
+        batch_size: int = 32,
+        topic: str = "",
+        date: str = "",
+    ):
+        """``topic`` / ``date``: the posts' header values, read by a model trained with ``data.context``."""
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.model = model.to(self.device).eval()
         self.meta = meta
@@ -101,20 +110,31 @@ class FallacyTagger:
         self.batch_size = batch_size
         self.tokenizer = load_tokenizer(meta["encoder"])
         self.collate = Collator(self.tokenizer.pad_token_id)
+        self.context = tuple(meta.get("context", ()))
+        self.topic, self.date = topic, date
 
     @classmethod
-    def load(cls, path: str | Path, device: str | torch.device | None = None, batch_size: int = 32) -> FallacyTagger:
+    def load(
+        cls,
+        path: str | Path,
+        device: str | torch.device | None = None,
+        batch_size: int = 32,
+        topic: str = "",
+        date: str = "",
+    ) -> FallacyTagger:
         model, meta = _load_model(path)
-        return cls(model, meta, device=device, batch_size=batch_size)
+        return cls(model, meta, device=device, batch_size=batch_size, topic=topic, date=date)
 
     def _corpus(self, texts: Sequence[str], tokenised: list[list[Token]]):
         if self.meta["level"] == "span":
             posts = tuple(
-                Post(str(i), "", "", text, tuple(t.text for t in tokens), None)
+                Post(str(i), self.date, self.topic, text, tuple(t.text for t in tokens), None)
                 for i, (text, tokens) in enumerate(zip(texts, tokenised))
             )
             return SpanCorpus(posts, self.num_views)
-        rows = tuple(PostRow(str(i), "", "", text, ((),) * self.num_views) for i, text in enumerate(texts))
+        rows = tuple(
+            PostRow(str(i), self.date, self.topic, text, ((),) * self.num_views) for i, text in enumerate(texts)
+        )
         return PostCorpus(rows, self.num_views)
 
     def __call__(self, texts: Sequence[str]) -> list[TaggedPost]:
@@ -137,7 +157,7 @@ class FallacyTagger:
     def _tag(self, texts: Sequence[str]) -> tuple[list[TaggedPost], SpanCorpus | PostCorpus, list[dict]]:
         tokenised = check_texts(texts)
         corpus = self._corpus(texts, tokenised)
-        features = self.level.encode(corpus, self.tokenizer, self.labels, self.num_views)
+        features = self.level.encode(corpus, self.tokenizer, self.labels, self.num_views, self.context)
         outputs = []
         starts = range(0, len(features), self.batch_size)
         for start in progress(starts, f"tagging {len(features)} posts"):

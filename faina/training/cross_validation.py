@@ -17,6 +17,7 @@ after the best checkpoint is loaded, before it predicts and is exported.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import hydra
@@ -35,6 +36,7 @@ from faina.data.datamodule import FainaDataModule
 from faina.data.features import with_gold_views
 from faina.data.folds import FoldSplit, kfold_splits, label_matrix, official_split
 from faina.data.levels import LEVELS, subset
+from faina.data.post_context import check_context
 from faina.data.task_data import TaskData, load_task_data
 from faina.formats.probability_file import FILE_NAME as PROBABILITY_FILE
 from faina.formats.probability_file import write_probabilities
@@ -306,6 +308,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
                 cfg.data.name,
                 targets=cfg.data.get("targets", "views"),
             )
+        data = replace(data, context=check_context(cfg.data.get("context")))
         tokenizer = load_tokenizer(OmegaConf.to_container(cfg.encoder, resolve=True))
         features = encode_features(cfg, data, data.labelled, tokenizer)
         if data.gold is not None:  # aggregated targets: dev is scored, and rules fitted, against every view
@@ -335,7 +338,9 @@ def encode_features(cfg: DictConfig, data: TaskData, corpus, tokenizer, num_view
     from faina.data.feature_cache import encode_cached
 
     views = data.num_views if num_views is None else num_views
-    features, note = encode_cached(corpus, data.level, tokenizer, data.labels, views, cfg.paths.get("feature_cache"))
+    features, note = encode_cached(
+        corpus, data.level, tokenizer, data.labels, views, cfg.paths.get("feature_cache"), data.context
+    )
     how = "read from the cache" if note["cached"] else "tokenised"
     log.info(
         "features of %d posts %s in %.2f s%s",

@@ -466,3 +466,26 @@ def test_the_joint_recipe_is_trained_and_scored_like_the_others(corpus, tiny_enc
     ).is_file()
     saved = json.loads((joint / "results.json").read_text())
     assert set(saved["entries"]) == {"span_f", "post_f"}  # both levels' test figures from the one run
+
+
+@pytest.mark.e2e
+def test_the_auxiliary_recipes_train_with_the_sample_and_score_the_target_head(corpus, tiny_encoder, tmp_path):
+    out = tmp_path / "out"
+    command = [sys.executable, str(SCRIPT), "--quick", "--corpus", str(corpus), "--out", str(out)]
+    command += ["--tasks", "span-f", "--recipes", "views", "aux-proportional", "aux-sequential", "--epochs", "2"]
+    for override in overrides(tiny_encoder):
+        command += ["--override", override]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {(row["recipe"], row["rule"]) for row in json.loads((out / "report.json").read_text())["rows"]}
+    for recipe in ("aux-proportional", "aux-sequential"):
+        assert {rule for name, rule in rows if name == recipe} == set(quality_scores.SPAN_RULES)
+        run = out / "runs" / quality_runs.run_name("span-f", recipe, Length(2), 1, overrides(tiny_encoder))
+        assert (run / "fold0" / "span_f" / "model.json").is_file() and (
+            run / "fold0" / "second" / "model.json"
+        ).is_file()
+        metrics = json.loads((run / "fold0" / "metrics.json").read_text())
+        assert metrics["entries"]["second"]["train_posts"] + metrics["entries"]["second"]["dev_posts"] == 300
+    sequential = out / "runs" / quality_runs.run_name("span-f", "aux-sequential", Length(2), 1, overrides(tiny_encoder))
+    config = (sequential / "config.yaml").read_text()
+    assert "strategy: sequential" in config and "auxiliary_epochs: 1" in config

@@ -189,3 +189,12 @@ def test_the_sampling_settings_pass_through_checked():
 
     cfg = compose_train("task=multi", "task.sampling.strategy=round-robin", "task.sampling.alpha=0")
     assert check_sampling(cfg) == {"strategy": "round-robin", "alpha": 0.0, "auxiliary_epochs": 1}
+
+
+def test_an_entry_reads_its_own_context_and_a_wrong_one_is_said_of_the_entry(entries):
+    entries["span_f"]["data"]["context"] = ["topic"]
+    read = {entry.name: entry for entry in read_entries(entries)}
+    assert read["span_f"].data.context == ("topic",) and read["post_f"].data.context == ()
+    entries["post_f"]["data"]["context"] = ["mood"]
+    message = refused(entries)
+    assert "task.entries.post_f.data.context names 'mood', not a context field" in message
