@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from common.errors import UserError
 from common.labels import LabelInventory
@@ -34,8 +34,16 @@ Labels = Annotated[list[Label], Field(min_length=1, max_length=MAX_LABELS)]
 Views = Annotated[int, Field(ge=1, le=MAX_VIEWS)]
 MaxLength = Annotated[int, Field(ge=2, le=1_000_000)]
 Level = Literal["span", "post"]
+
+
+def _each_once(fields: list[str]) -> list[str]:
+    if len(set(fields)) != len(fields):
+        raise ValueError(f"names a field twice: {fields}")
+    return fields
+
+
 # the header fields a model reads before each post's text (faina.data.post_context.CONTEXT_FIELDS), each once
-Context = Annotated[list[Literal["topic", "date"]], Field(max_length=2)]
+Context = Annotated[list[Literal["topic", "date"]], Field(max_length=2), AfterValidator(_each_once)]
 Grain = Literal["fine", "coarse"]
 FOLD_FIX = "train the fold again, or restore the model.json that the run wrote"
 FOLDER_FIX = "export the model again with python -m faina.export"

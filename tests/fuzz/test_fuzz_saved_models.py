@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from fuzz.model_files import (
     FAINA_INVENTORY,
+    TINY_BLOCK,
     as_bytes,
     encoders,
     exported_folder,
@@ -38,6 +39,8 @@ from models.encoder_settings import EncoderSettings
 FOLD = "fold model.json (check_fold_folder)"
 FOLDER = "exported config.json (check_model_folder)"
 VICTIM_TEXT = "keep me\n"
+# the header fields a model trained with data.context reads, each once, in any order
+contexts = st.lists(st.sampled_from(("topic", "date")), unique=True, max_size=2)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -87,6 +90,8 @@ def fold_files(draw) -> tuple[dict, dict]:
     block = draw(model_blocks())
     meta = tiny_fold_json(block, num_views=draw(st.integers(1, 4)))
     meta["encoder"] = draw(encoders)
+    if draw(st.booleans()):  # a model trained with data.context (absent: earlier releases, or none)
+        meta["context"] = draw(contexts)
     flat = flat_module(block)
     if flat is not None and draw(st.booleans()):  # format 2: the decision rule as flat module keys
         meta = {**meta, "format_version": 2, "model": {**meta["model"], "module": flat}}
@@ -105,6 +110,7 @@ def test_valid_fold_model_json_reads_back_to_its_values(drawn):
     assert err is None, err
     top, named, encoder, labels = result
     assert named.saved() == block
+    assert top.context == meta.get("context", [])
     assert encoder.model_dump() == EncoderSettings(**meta["encoder"]).model_dump()  # absent keys: the defaults
     assert {key: encoder.model_dump()[key] for key in meta["encoder"]} == meta["encoder"]
     assert (top.task, top.level, top.grain, top.num_views) == (
@@ -174,6 +180,8 @@ def folder_configs(draw) -> dict:
     config = template_config()
     num_views = draw(st.integers(1, 6))
     config.update(num_views=num_views, views=[f"a{v + 1}" for v in range(num_views)], dropout=draw(st.floats(0, 0.9)))
+    if draw(st.booleans()):
+        config["context"] = draw(contexts)
     if draw(st.booleans()):
         config["architecture"] = "MVML"
         config["module"] = draw(
@@ -249,6 +257,7 @@ def test_valid_exported_config_reads_back_to_its_values(config):
         "dropout",
     ):
         assert dumped[key] == config[key], key
+    assert dumped["context"] == config.get("context", [])
     assert dumped["encoder"] == config["encoder"]
     saved = named.saved()
     assert saved["architecture"] == config["architecture"] and saved["dropout"] == config["dropout"]
@@ -294,3 +303,16 @@ def test_broken_bytes_in_an_exported_config_end_in_one_user_error(config, data):
     _, err = read_folder(spoiled)
     if kind in ("utf-16", "invalid-utf8", "empty", "blank"):
         assert err is not None
+
+
+@fuzz_settings(100)
+@given(st.lists(st.text(max_size=8) | st.sampled_from(("topic", "date")), min_size=1, max_size=3))
+def test_a_context_other_than_distinct_header_fields_is_one_user_error(fields):
+    from faina.data.post_context import CONTEXT_FIELDS
+
+    meta = tiny_fold_json(TINY_BLOCK) | {"context": fields}
+    result, err = read_fold(json.dumps(meta).encode("utf-8"))
+    valid = set(fields) <= set(CONTEXT_FIELDS) and len(set(fields)) == len(fields)
+    assert (err is None) == valid, (fields, err)
+    if not valid:
+        assert "model.json" in str(err) and "context" in str(err)

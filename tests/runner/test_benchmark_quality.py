@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from common.errors import UserError
 from faina.benchmarks import quality_report, quality_runs, quality_scores
 from faina.benchmarks.quality_runs import Length
 from helpers.configs import compose_train
@@ -184,6 +185,10 @@ def test_every_recipe_is_a_valid_train_config(task, tmp_path):
     files = {name: tmp_path / name for name in ("train-dev.conll", "test.conll", "train-dev.tsv", "test.tsv")}
     files["labels"] = tmp_path / "labels.yaml"
     for recipe, settings in quality_runs.RECIPES.items():
+        if recipe in quality_runs.AUXILIARY_RECIPES and task not in quality_runs.AUXILIARY_TASKS:
+            with pytest.raises(UserError, match=f"the recipe {recipe} trains span-f"):
+                quality_runs.train_command(task, recipe, Length(6), 1, files, tmp_path / "runs", [])
+            continue
         command = quality_runs.train_command(task, recipe, Length(6), 1, files, tmp_path / "runs", [])
         assert command[1] == "train.py" and command[len(command) - len(settings) :] == settings
         cfg = compose_train(*command[2:])
