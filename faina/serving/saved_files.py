@@ -17,6 +17,7 @@ from pydantic import AfterValidator, Field
 from common.errors import UserError
 from common.labels import LabelInventory
 from common.untrusted import Strict, read_json_object, refuse_code, validated
+from faina.data.post_context import CONTEXT_FIELDS
 from models.encoder_settings import DecoderSettings, EncoderSettings
 from models.saved_model import CheckedModel, check_model_block
 
@@ -42,8 +43,10 @@ def _each_once(fields: list[str]) -> list[str]:
     return fields
 
 
-# the header fields a model reads before each post's text (faina.data.post_context.CONTEXT_FIELDS), each once
-Context = Annotated[list[Literal["topic", "date"]], Field(max_length=2), AfterValidator(_each_once)]
+# the header fields a model reads before each post's text, each once
+Context = Annotated[
+    list[Literal[tuple(CONTEXT_FIELDS)]], Field(max_length=len(CONTEXT_FIELDS)), AfterValidator(_each_once)
+]
 Grain = Literal["fine", "coarse"]
 FOLD_FIX = "train the fold again, or restore the model.json that the run wrote"
 FOLDER_FIX = "export the model again with python -m faina.export"
