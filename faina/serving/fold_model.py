@@ -10,7 +10,7 @@ Lightning checkpoints are read with ``weights_only=True``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import hydra
@@ -19,7 +19,6 @@ from safetensors.torch import save
 
 from common.errors import UserError
 from common.io import atomic_write_bytes, atomic_write_json
-from faina.data.post_context import check_context
 from faina.formats.labels import LabelInventory
 from faina.serving.saved_files import FOLD_FIX, check_labels, fold_model_json, read_fold_model_file
 from models.encoder_settings import encoder_settings
@@ -99,7 +98,11 @@ def check_model_config(model_cfg: DictConfig):
     )
 
 
-def export_model(model, cfg: DictConfig, level: str, grain: str, labels, num_views: int, fold_dir: Path) -> Path:
+def export_model(
+    model, cfg: DictConfig, level: str, grain: str, labels, num_views: int, fold_dir: Path, context: Sequence[str] = ()
+) -> Path:
+    """The fold's ``model.safetensors`` and ``model.json``; ``context``: the header fields the model reads
+    (``TaskData.context``, checked when the run read its data)."""
     state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
     atomic_write_bytes(fold_dir / "model.safetensors", save(state))
     # the Hydra config of the run, saved as names (checked when the run started: ``check_model_config``)
@@ -113,7 +116,7 @@ def export_model(model, cfg: DictConfig, level: str, grain: str, labels, num_vie
         str(cfg.data.labels),
         named,
         OmegaConf.to_container(cfg.encoder, resolve=True),
-        check_context(cfg.data.get("context")),
+        context,
     )
     return atomic_write_json(fold_dir / "model.json", meta)
 

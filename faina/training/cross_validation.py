@@ -139,7 +139,7 @@ def run_fold(
         result["tuned_on_dev"] = tuned
     if calibrated:
         result["calibrated_on_dev"] = calibrated
-    export_model(model, fcfg, data.level, data.grain, data.labels, data.model_views, fold_dir)
+    export_model(model, fcfg, data.level, data.grain, data.labels, data.model_views, fold_dir, data.context)
     predicted_file = None if predict_features is None else len(predict_features)
     pred_path = write_fold_outputs(cfg, data, outputs, split, fold_dir, predicted_file, bool(calibrated), result)
     fold.close(flat_test_metrics(result), pred_path)

@@ -289,7 +289,7 @@ def finish_entry(ecfg: DictConfig, entry: TaskEntry, head, module: FainaDataModu
         if fitted:
             result["calibrated_on_dev"] = fitted
     data = entry.data
-    export_model(head, ecfg, data.level, data.grain, data.labels, data.model_views, entry_dir)
+    export_model(head, ecfg, data.level, data.grain, data.labels, data.model_views, entry_dir, data.context)
     predicting = module.predict_features is not None
     if predicting or split.test:
         outputs = predict_on_one_device(ecfg, head, module)

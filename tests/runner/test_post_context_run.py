@@ -89,3 +89,15 @@ def test_the_tag_command_takes_the_topic_and_date_and_says_when_they_are_missing
     with caplog.at_level("WARNING"):
         tagged = tag_main([str(context_run), "--text", POSTS[0], "--json", "--topic", "vaccini", "--date", "2021-08"])
     assert "data.context" not in caplog.text and len(tagged) == 1
+
+
+def test_an_ensemble_refuses_folds_that_read_different_contexts(trained_runs, tmp_path):
+    from faina.serving.loading import load_predictor
+    from helpers.trained import copy_of
+
+    run = copy_of(trained_runs.span, tmp_path)
+    meta_path = run / "fold1" / "model.json"
+    meta_path.write_text(json.dumps(json.loads(meta_path.read_text()) | {"context": ["topic"]}))
+    with pytest.raises(UserError) as caught:
+        load_predictor(run)
+    assert "fold1 differs from fold0 in context" in str(caught.value)
