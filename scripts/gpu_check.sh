@@ -4,5 +4,6 @@
 # (time, peak GPU memory, score), non-zero exit on any failure. Options: bash scripts/gpu_check.sh --help
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # the checkout, also where it is not pip-installed
 PYTHON=${PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}
 exec "$PYTHON" scripts/gpu_check.py --python "$PYTHON" "$@"
