@@ -36,14 +36,12 @@ def _targets_suffix(targets: str | None) -> str:
     return "" if targets in (None, "views") else f"-{targets}"
 
 
-# the dev measure that selects a fold's checkpoint, per data.targets (others: val/f1, the task's F1): a model of the
-# annotators' shares is selected on how well it predicts them, its soft loss on dev (docs/soft-labels.md)
-SELECTION_MONITORS = {"soft": "val/loss"}
-
-
 def _selection_monitor(targets: str | None) -> str:
-    """``checkpoint.monitor``'s default: ``val/loss`` for ``data.targets=soft``, ``val/f1`` otherwise."""
-    return SELECTION_MONITORS.get(targets or "views", "val/f1")
+    """``checkpoint.monitor``'s default: a model of the annotators' shares (``data.targets=soft``) is selected on how
+    well it predicts them, its soft loss on dev (``val/loss``; docs/soft-labels.md), others on ``val/f1``."""
+    from faina.data.targets import trains_on_shares
+
+    return "val/loss" if trains_on_shares(targets) else "val/f1"
 
 
 def _selection_mode(monitor: str | None) -> str:

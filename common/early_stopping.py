@@ -81,10 +81,10 @@ class DevEarlyStopping(EarlyStopping):
         super().on_train_epoch_end(trainer, pl_module)
 
 
-def early_stopping_callback(cfg) -> DevEarlyStopping | None:
-    """The fold's early stopping from the ``early_stopping`` and ``checkpoint`` blocks of the config, or ``None``."""
-    block = cfg.get("early_stopping") or {}
-    patience = check_patience(block.get("patience"))
+def early_stopping_callback(patience: Any, min_delta: Any, monitor: str, mode: str) -> DevEarlyStopping | None:
+    """The fold's early stopping on ``monitor`` (the measure that selects its weights, in ``mode``), or ``None``
+    when ``patience`` is null; both values checked with one message each."""
+    patience = check_patience(patience)
     if patience is None:
         return None
-    return DevEarlyStopping(cfg.checkpoint.monitor, cfg.checkpoint.mode, patience, block.get("min_delta", 0.0))
+    return DevEarlyStopping(monitor, mode, patience, 0.0 if min_delta is None else min_delta)

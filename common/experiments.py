@@ -13,11 +13,10 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-import hydra
 from lightning.fabric.utilities.rank_zero import rank_zero_only
 from omegaconf import DictConfig, OmegaConf
 
@@ -35,14 +34,16 @@ Fold = TypeVar("Fold")
 
 
 def run_folds(
-    cfg: DictConfig,
     exp_dir: Path,
     folds: Iterable[Fold],
     index_of: Callable[[Fold], int],
     run_fold: Callable[[Fold, Path], dict],
+    wanted: Collection[int] | None = None,
+    keep_checkpoints: bool = False,
 ) -> list[dict] | None:
-    """Results of the folds chosen by ``cv.folds`` (all when null); ``None`` on ranks other than 0."""
-    wanted = set(cfg.cv.folds) if cfg.cv.get("folds") is not None else None
+    """Results of the folds whose index is in ``wanted`` (all when ``None``); ``None`` on ranks other than 0.
+    A finished fold's checkpoints are deleted unless ``keep_checkpoints`` (its exported model holds the best
+    weights)."""
     results = []
     for fold in folds:
         index = index_of(fold)
@@ -54,8 +55,8 @@ def run_folds(
             log.info("fold %d: finished earlier, reusing %s", index, fold_dir / "metrics.json")
         else:
             finished = run_fold(fold, fold_dir)
-        if rank_zero_only.rank == 0 and not (cfg.get("checkpoint") or {}).get("keep", False):
-            remove_checkpoints(fold_dir)  # the fold is finished: its exported model holds the best weights
+        if rank_zero_only.rank == 0 and not keep_checkpoints:
+            remove_checkpoints(fold_dir)
         results.append(finished)
         kill_point("fold-done")  # the fault tests' "killed between folds"
     return results if rank_zero_only.rank == 0 else None
@@ -89,15 +90,6 @@ def exclusive_experiment(exp_dir: Path) -> Iterator[None]:
         for partial in remove_partial_files(exp_dir):
             log.info("removed %s, a partial file of an interrupted run", partial)
         yield
-
-
-def fold_config(cfg: DictConfig, index: int, fold_dir: Path) -> DictConfig:
-    """The experiment config with ``fold.*`` filled in, so loggers and callbacks can name the fold."""
-    return OmegaConf.merge(cfg, {"fold": {"index": index, "name": f"fold{index}", "dir": str(fold_dir)}})
-
-
-def instantiate_all(group: DictConfig | None) -> list:
-    return [hydra.utils.instantiate(item) for item in (group or {}).values() if item is not None]
 
 
 # keys that may change between runs of one experiment without changing its results

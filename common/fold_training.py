@@ -1,8 +1,8 @@
 """One fold's training, the same for every runner: seed, loggers, checkpoints, resume, kill point, closing.
 
 The Faina cross-validation runner and the Missci LoRA runner differ in what they train and predict, not in
-how a fold is driven: each fold is seeded with ``seed + fold``, gets its own resolved config (its own logger
-run), logs that config once, checkpoints through ``FoldCheckpoint`` with the atomic writer, resumes from its
+how a fold is driven: each fold is seeded with ``seed + fold``, gets its own logger run, logs the fold's resolved
+config once, checkpoints through ``FoldCheckpoint`` with the atomic writer, resumes from its
 ``last.ckpt`` (loaded with ``weights_only=True``), passes the ``trained`` kill point of the fault tests and, at
 the end, logs its test metrics and the selected epoch to every logger and closes it (W&B: the selected epoch's
 dev metrics in the run's summary, the prediction file as an artifact, then ``finish()``, so the next fold starts a
@@ -10,10 +10,15 @@ new run; ``common.wandb_runs``). A runner that predicts with the chosen weights 
 (``load_chosen_weights``) may ask for the mean of the last epochs' weights instead of the best dev epoch's
 (``average_last``, ``common.weight_averaging``), and may stop once its dev metric stops improving
 (``early_stopping``, ``common.early_stopping``).
+
+A fold is driven from ``FoldSettings``, plain values the runner reads from its config once per fold: nothing here
+reads a config key.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,36 +26,52 @@ import hydra
 import lightning.pytorch as pl
 from lightning.pytorch.callbacks.progress import ProgressBar
 from lightning.pytorch.loggers import WandbLogger
-from omegaconf import DictConfig, OmegaConf
 
 from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
 from common.early_stopping import DevEarlyStopping
-from common.experiments import fold_config, instantiate_all
 from common.faults import kill_point
 from common.weight_averaging import LastEpochsAverage
+
+
+@dataclass(frozen=True)
+class FoldSettings:
+    """What driving one fold takes, as plain values.
+
+    ``trainer``, each of ``loggers`` and ``callbacks``: blocks with a ``_target_`` (instantiated here), resolved for
+    this fold (a logger's folder and run name name the fold); ``hyperparameters``: what every logger records as the
+    fold's config; ``monitor`` / ``mode``: the dev measure that selects the fold's weights; ``average_last``: predict
+    with the mean of the last epochs' weights instead (``common.weight_averaging``); ``early_stopping``: stop once
+    ``monitor`` stops improving (``common.early_stopping``)."""
+
+    seed: int
+    trainer: Mapping[str, Any]
+    monitor: str = "val/f1"
+    mode: str = "max"
+    loggers: Sequence[Mapping[str, Any]] = ()
+    callbacks: Sequence[Mapping[str, Any]] = ()
+    hyperparameters: Mapping[str, Any] = field(default_factory=dict)
+    average_last: int = 0
+    early_stopping: DevEarlyStopping | None = None
+
+
+def instantiate_all(blocks: Sequence[Mapping[str, Any]]) -> list:
+    return [hydra.utils.instantiate(block) for block in blocks]
 
 
 class FoldTrainer:
     """Drives the training of fold ``index`` of an experiment into ``fold_dir``."""
 
-    def __init__(
-        self,
-        cfg: DictConfig,
-        index: int,
-        fold_dir: Path,
-        average_last: int = 0,
-        early_stopping: DevEarlyStopping | None = None,
-    ):
+    def __init__(self, settings: FoldSettings, index: int, fold_dir: Path):
+        self.settings = settings
         self.index, self.fold_dir = index, Path(fold_dir)
         self.fold_dir.mkdir(parents=True, exist_ok=True)
-        pl.seed_everything(cfg.seed + index, workers=True, verbose=False)
-        self.cfg = fold_config(cfg, index, self.fold_dir)
-        self.loggers = instantiate_all(self.cfg.get("logger"))
+        pl.seed_everything(settings.seed + index, workers=True, verbose=False)
+        self.loggers = instantiate_all(settings.loggers)
         for logger in self.loggers:  # the whole resolved config, seed included, next to the hyperparameters
-            logger.log_hyperparams(OmegaConf.to_container(self.cfg, resolve=True))
-        self.checkpoint = FoldCheckpoint(self.fold_dir / CHECKPOINT_DIR, cfg.checkpoint.monitor, cfg.checkpoint.mode)
-        self.average = LastEpochsAverage(average_last) if average_last else None
-        self.early_stopping = early_stopping
+            logger.log_hyperparams(dict(settings.hyperparameters))
+        self.checkpoint = FoldCheckpoint(self.fold_dir / CHECKPOINT_DIR, settings.monitor, settings.mode)
+        self.average = LastEpochsAverage(settings.average_last) if settings.average_last else None
+        self.early_stopping = settings.early_stopping
         self.trainer: pl.Trainer | None = None
 
     def fit(
@@ -58,13 +79,13 @@ class FoldTrainer:
     ) -> pl.Trainer:
         """``Trainer.fit`` from the fold's ``trainer`` config, resumed from ``last.ckpt`` when there is one."""
         optional = [c for c in (self.average, self.early_stopping) if c is not None]
-        callbacks = [*instantiate_all(self.cfg.get("callbacks")), *optional, self.checkpoint]
+        callbacks = [*instantiate_all(self.settings.callbacks), *optional, self.checkpoint]
         settings = {}
-        if "enable_progress_bar" not in self.cfg.trainer:
+        if "enable_progress_bar" not in self.settings.trainer:
             # no bar among the callbacks (callbacks=none) means none: Lightning would add its own, on stdout
             settings["enable_progress_bar"] = any(isinstance(c, ProgressBar) for c in callbacks)
         self.trainer = hydra.utils.instantiate(
-            self.cfg.trainer,
+            dict(self.settings.trainer),
             logger=self.loggers or False,
             callbacks=callbacks,
             plugins=[AtomicCheckpointIO()],

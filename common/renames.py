@@ -37,6 +37,7 @@ MOVED_MODULES = {
     "faina.textfile": "faina.formats.text_file",
     "faina.tokenization": "faina.formats.tokenization",
     "faina.tsv": "faina.formats.tsv",
+    "faina.training.multitask": "faina.training.cross_validation",
     "faina.tuning": "faina.training.decision_tuning",
     "missci.classes": "missci.dataset.classes",
     "missci.classify_gold": "missci.zero_shot.classify_gold",

@@ -13,12 +13,11 @@ Where offline runs are written and how to sync them: docs/training.md#weights--b
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from lightning.pytorch.loggers import WandbLogger
-from omegaconf import DictConfig, OmegaConf
 
 EXPERIMENT_JOB_TYPE = "experiment"
 EXPERIMENT_RUN_NAME = "summary"  # the experiment run is ``<name>-summary``
@@ -48,23 +47,24 @@ class WandbRun(WandbLogger):
         experiment.finish()
 
 
-def experiment_run_config(cfg: DictConfig, exp_dir: Path) -> DictConfig:
-    """The experiment config as its experiment-level run sees it: ``fold.name`` ``summary``, the experiment folder."""
-    return OmegaConf.merge(cfg, {"fold": {"index": None, "name": EXPERIMENT_RUN_NAME, "dir": str(exp_dir)}})
-
-
-def log_experiment_run(cfg: DictConfig, exp_dir: Path, metrics: Mapping[str, float], num_folds: int) -> int:
-    """One experiment-level run per W&B logger of ``cfg.logger``: the config and the over-fold ``metrics``; returns
-    how many runs were written (other loggers have the experiment's ``results.json`` instead)."""
+def log_experiment_run(
+    loggers: Sequence[Mapping[str, Any]],
+    hyperparameters: Mapping[str, Any],
+    metrics: Mapping[str, float],
+    num_folds: int,
+) -> int:
+    """One experiment-level run per W&B logger among ``loggers`` (logger blocks with a ``_target_``, resolved for the
+    experiment's run: its folder, the run name ``summary``): the config ``hyperparameters`` and the over-fold
+    ``metrics``; returns how many runs were written (other loggers have the experiment's ``results.json``
+    instead)."""
     import hydra
 
-    run_cfg = experiment_run_config(cfg, exp_dir)
     written = 0
-    for entry in (run_cfg.get("logger") or {}).values():
-        if entry is None or not issubclass(hydra.utils.get_class(entry._target_), WandbRun):
+    for block in loggers:
+        if not issubclass(hydra.utils.get_class(block["_target_"]), WandbRun):
             continue
-        run = hydra.utils.instantiate(entry, job_type=EXPERIMENT_JOB_TYPE)
-        run.log_hyperparams(OmegaConf.to_container(run_cfg, resolve=True))
+        run = hydra.utils.instantiate(dict(block), job_type=EXPERIMENT_JOB_TYPE)
+        run.log_hyperparams(dict(hyperparameters))
         summary = {**metrics, "folds": num_folds}
         run.log_metrics(summary)
         run.finish_run(summary)

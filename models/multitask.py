@@ -139,8 +139,8 @@ class MultiTaskModel(L.LightningModule):
         if all(value is not None for value in f1.values()):
             self.log("val/f1", self.selection_score(f1), prog_bar=True)
         total, count = self._dev_loss.get(self.target, (0.0, 0))
-        if count:
-            self.log("val/loss", total / count)
+        if count:  # under DDP: the mean of the processes' (equal) shares
+            self.log("val/loss", total / count, sync_dist=True)
 
     def selection_score(self, f1: dict[str, float]) -> float:
         """``val/f1``: the target's F1, or the entries' F1 weighted by their loss weights."""
@@ -150,8 +150,20 @@ class MultiTaskModel(L.LightningModule):
         return sum(entry.weight * f1[entry.name] for entry in self.entries) / total
 
     # --- optimisation ------------------------------------------------------------------------------------
+    def target_head(self) -> FallacyModule:
+        return self.heads[self.entry_named(self.target).head]
+
+    def encoder_layer_groups(self) -> list[list[nn.Parameter]]:
+        """The shared encoder's trainable parameters by layer, bottom to top (what gradual unfreezing opens)."""
+        return self.target_head().encoder_layer_groups()
+
+    def configure_callbacks(self):
+        """The target head's training callbacks (its gradual unfreezing), run on this model: they act on the shared
+        encoder, which every head trains."""
+        return self.target_head().configure_callbacks()
+
     def configure_optimizers(self):
-        target = self.heads[self.entry_named(self.target).head]
+        target = self.target_head()
         param_groups, lrs = target.parameter_groups()  # the encoder's layers and the target head's parameters
         for name, head in self.heads.items():
             if head is target:

@@ -26,7 +26,7 @@ def build_checkpoint():
     from omegaconf import OmegaConf
 
     from faina.formats.labels import LabelInventory
-    from faina.serving.fold_model import build_model
+    from faina.training.model_building import build_model
     from models.encoder import offline_encoder_path
 
     conf = Path(__file__).resolve().parents[1] / "conf"

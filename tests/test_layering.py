@@ -68,6 +68,38 @@ def test_layer_imports_nothing_above_it(layer):
     assert offending == {}
 
 
+# The rooms inside faina/ (docs/design.md#layers), from the floor up: each imports only rooms below it. The package
+# itself (``faina``: the label file's folder) is the floor; the python -m faina.<tool> commands sit on top of all.
+FAINA_ROOMS = ("formats", "data", "scoring", "analysis", "serving", "zero_shot", "training", "benchmarks")
+FAINA_BESIDE = {"zero_shot": {"serving", "training"}, "training": {"zero_shot"}}  # rooms that never meet
+
+
+def faina_room(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "faina" or len(parts) == 1:
+        return None
+    return parts[1] if parts[1] in FAINA_ROOMS else "commands"
+
+
+@pytest.mark.parametrize("room", FAINA_ROOMS)
+def test_a_faina_room_imports_no_room_above_it(room):
+    """E.g. serving (what a trained model is and how it predicts) never reaches into training; nothing imports the
+    command modules."""
+    above = {*FAINA_ROOMS[FAINA_ROOMS.index(room) + 1 :], "commands"} | FAINA_BESIDE.get(room, set())
+    offending = {}
+    for name, imports in import_graph().items():
+        if faina_room(name) == room:
+            reached = sorted(i for i in imports if faina_room(i) in above)
+            if reached:
+                offending[name] = reached
+    assert offending == {}
+
+
+def test_the_faina_rooms_are_every_subpackage():
+    rooms = {path.parent.name for path in (REPO / "faina").glob("*/__init__.py")}
+    assert rooms == set(FAINA_ROOMS)
+
+
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan), each sorted."""
     index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], [0]

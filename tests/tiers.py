@@ -17,8 +17,8 @@ A tier comes from a mark (``@pytest.mark.e2e``, a module's ``pytestmark``) or fr
 (a fixture decorated with :func:`fixture_tier`: a test that takes the replicas is ``e2e`` without saying so); with
 several, the slowest wins (slow, then e2e, then fuzz). A test of the fast tier that
 trains anyway fails with a message saying so: while it sets up and runs, training a fold of a ``train.py`` run
-(``FoldTrainer.fit``) and starting ``train.py`` in a child process are refused, except inside :func:`sanctioned_training` (the shared trained run,
-built once per session, and the one ``smoke`` test that keeps a whole ``train.py`` run in the loop).
+(``FoldTrainer.fit``) and starting ``train.py`` in a child process are refused, except inside :func:`sanctioned_training` (the shared trained runs,
+built once per session).
 docs/design.md says which tier a new test belongs to.
 """
 
@@ -41,14 +41,13 @@ TIER_ATTRIBUTE = "_test_tier"
 PROBE_ENV = "FALLACY_FIXTURE_PROBE"  # set by the fresh-clone probe: costly fixtures are not built
 HYDRA_INFO_FLAGS = {"--cfg", "-c", "--help", "-h", "--hydra-help", "--info", "-i"}  # train.py prints, trains nothing
 FUZZ_FOLDER = "fuzz"  # every test under tests/fuzz/ is the fuzz tier
-SMOKE = "smoke"  # the fast tier's one deliberate train.py run
 
 _sanctioned = 0
 
 
 @contextlib.contextmanager
 def sanctioned_training():
-    """Training that the fast tier pays for on purpose (the session's shared trained run, the smoke test)."""
+    """Training that the fast tier pays for on purpose (the session's shared trained runs)."""
     global _sanctioned
     _sanctioned += 1
     try:
@@ -144,7 +143,6 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", f"{SMOKE}: the fast tier's one whole train.py run (allowed to train)")
     tiers = chosen_tiers(config.getoption("--tiers"))
     config.stash[_TIERS_KEY] = tiers
     # the fuzz harness reads its profile when its modules are imported, after this
@@ -225,7 +223,7 @@ def _refuse_training(item) -> list[tuple]:
 
 @contextlib.contextmanager
 def _guarded(item):
-    if item.stash.get(_ITEM_TIER, "fast") not in ("fast", "fuzz") or item.get_closest_marker(SMOKE):
+    if item.stash.get(_ITEM_TIER, "fast") not in ("fast", "fuzz"):
         yield
         return
     patches = _refuse_training(item)

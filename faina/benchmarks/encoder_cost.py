@@ -60,7 +60,8 @@ def measure(name: str, task: str, posts: int, batch_size: int, steps: int, data:
     from faina.data.levels import LEVELS
     from faina.data.task_data import load_task_data
     from faina.formats.labels import LabelInventory
-    from faina.serving.fold_model import build_model, load_tokenizer
+    from faina.serving.fold_model import load_tokenizer
+    from faina.training.model_building import build_model
 
     model_name, level = MODEL_OF_TASK[task]
     encoder_cfg = OmegaConf.create(encoder_block(name))

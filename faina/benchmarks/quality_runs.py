@@ -311,7 +311,7 @@ def dev_corpus_of(task: str, files, recipe: str, seed: int):
     from omegaconf import OmegaConf
 
     from faina.data.levels import subset
-    from faina.training.cross_validation import make_splits
+    from faina.training.run_entries import make_splits
 
     _, _, ext = TASKS[task]
     paths = [str(files[f"train-dev.{ext}"]), str(files[f"test.{ext}"]), str(files["labels"])]

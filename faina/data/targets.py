@@ -36,6 +36,12 @@ from faina.formats.records import Post, PostCorpus, PostRow, Span, SpanCorpus, s
 TARGETS = ("views", "union", "intersection", "majority", "soft")
 
 
+def trains_on_shares(target: str | None) -> bool:
+    """Whether a model of ``target`` learns the annotators' label shares (``soft``: one view trained on every view's
+    labels, selected on its dev loss) instead of hard labels: the one place that decides it."""
+    return target == "soft"
+
+
 def model_views(target: str, num_views: int) -> int:
     """How many views of heads/decoders a model trained on ``target`` has: every view for ``views``, else one."""
     return num_views if target == "views" else 1

@@ -9,22 +9,21 @@ the checkpoint by default) and its corpus (a name; by default its training file)
 the same posts, which stay in the same part of every fold (``faina.data.entry_folds``). Everything is checked here, with one message naming the entry and the fix, before a
 model is built.
 
-A post-level entry given a CoNLL file trains on the post labels derived from its spans (each view's label set is the
-set of its span labels); a file named by several entries is read once.
+Each entry's data block is read as a single-task run's (``faina.data.task_data.read_task_data``): Faina files or a
+``datasets`` dataset, a CoNLL file for a post-level entry giving the post labels of its spans, a file named by
+several entries read once. A single-task run is the one-entry case (``single_entry``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from common.errors import UserError
-from faina.data.post_context import check_context
-from faina.data.task_data import TaskData, read_level, task_data_with_targets
-from faina.formats.labels import LabelInventory
+from faina.data.task_data import TaskData, read_task_data
 
 LEVEL_MODELS = {"span": "mvmd", "post": "mvml"}  # the model each level trains (conf/model)
 LEVEL_FILES = {"span": "conll", "post": "tsv"}  # the file layout of each level's predictions
@@ -62,7 +61,7 @@ def entry_task_block(level: str, grain: str) -> dict[str, Any]:
     }
 
 
-def read_entries(entries: Mapping[str, Any] | None) -> list[TaskEntry]:
+def read_entries(entries: Mapping[str, Any] | None, official: bool = False) -> list[TaskEntry]:
     """The entries of ``task.entries`` (plain values: the resolved config; an entry set to null is switched off),
     their data read and every rule checked:
     at least one entry, known levels and grains, weights > 0, exactly one target, readable non-empty data, and entries
@@ -74,7 +73,7 @@ def read_entries(entries: Mapping[str, Any] | None) -> list[TaskEntry]:
             fix="add entries under task.entries (docs/multitask.md), e.g. task=multi",
         )
     cache: dict[tuple, Any] = {}
-    read = [_read_entry(str(name), spec, cache) for name, spec in entries.items()]
+    read = [_read_entry(str(name), spec, official, cache) for name, spec in entries.items()]
     targets = [entry.name for entry in read if entry.target]
     if len(targets) != 1:
         found = "none is" if not targets else f"{len(targets)} are ({', '.join(targets)})"
@@ -86,7 +85,7 @@ def read_entries(entries: Mapping[str, Any] | None) -> list[TaskEntry]:
     return read
 
 
-def _read_entry(name: str, spec: Mapping[str, Any], cache: dict) -> TaskEntry:
+def _read_entry(name: str, spec: Mapping[str, Any], official: bool, cache: dict) -> TaskEntry:
     option = f"task.entries.{name}"
     unknown = sorted(set(spec) - ENTRY_KEYS)
     if unknown:
@@ -116,9 +115,9 @@ def _read_entry(name: str, spec: Mapping[str, Any], cache: dict) -> TaskEntry:
             "conf/task/multi.yaml)",
         )
     data_block = dict(spec.get("data") or {})
-    data = _read_entry_data(option, level, grain, data_block, cache)
+    data = _read_entry_data(option, level, grain, data_block, official, cache)
     head = spec.get("head") or name
-    corpus = spec.get("corpus") or str(Path(data_block["train_path"]).resolve())
+    corpus = spec.get("corpus") or str(Path(data_block.get("train_path") or data_block.get("path")).resolve())
     return TaskEntry(
         name,
         level,
@@ -135,43 +134,37 @@ def _read_entry(name: str, spec: Mapping[str, Any], cache: dict) -> TaskEntry:
     )
 
 
-def _read_entry_data(option: str, level: str, grain: str, block: Mapping[str, Any], cache: dict) -> TaskData:
-    train_path = block.get("train_path")
-    if not train_path or train_path == "???":
-        raise UserError(f"{option} has no training file", fix=f"set {option}.data.train_path=/path/to/file")
-    labels = block.get("labels", "faina")
-    repair = bool(block.get("repair", False))
+def _read_entry_data(option: str, level: str, grain: str, block: Mapping[str, Any], official: bool, cache: dict):
     try:
-        inventory = LabelInventory.load(labels).chosen_with(f"{option}.data.labels")
-        labelled = _read_file(train_path, level, grain, inventory, repair, option, "train_path", cache)
-        if len(labelled) == 0:
-            raise UserError("the file holds no posts", path=train_path, fix=f"point {option}.data.train_path to data")
-        test_path = block.get("test_path")
-        unlabelled = None
-        if test_path:
-            unlabelled = _read_file(test_path, level, grain, inventory, repair, option, "test_path", cache)
-        data = task_data_with_targets(level, grain, inventory, labelled, unlabelled, block.get("targets", "views"))
-        return replace(data, context=check_context(block.get("context"), f"{option}.data.context"))
+        return read_task_data(block, level, grain, official, where=f"{option}.data", cache=cache)
     except UserError as error:  # the reader's message, said of the entry
         raise UserError(
             f"task entry {option.split('.')[-1]!r}: {error.message}", path=error.path, line=error.line, fix=error.fix
         ) from None
 
 
-def _read_file(path, level: str, grain: str, inventory, repair: bool, option: str, key: str, cache: dict):
-    """The file at ``path`` at ``level`` and ``grain``; a CoNLL file for a post entry gives its spans' post labels.
-    Each (file, inventory, repair) is read once per run, whatever the entries that name it."""
-    from faina.formats.tsv import post_corpus_from_spans
-
-    if not Path(path).is_file():
-        raise UserError("data file not found", path=path, fix=f"check {option}.data.{key}")
-    spans_of_posts = level == "post" and Path(path).suffix.lower() == ".conll"
-    read_as = "span" if spans_of_posts else level
-    read_key = (str(Path(path).resolve()), read_as, grain, inventory.fine, inventory.coarse, repair)
-    if read_key not in cache:
-        cache[read_key] = read_level(path, read_as, grain, inventory, repair)
-    corpus = cache[read_key]
-    return post_corpus_from_spans(corpus) if spans_of_posts else corpus
+def single_entry(
+    task: Mapping[str, Any], data_block: Mapping[str, Any], model_block: Mapping[str, Any], official: bool
+) -> TaskEntry:
+    """A single-task run (``task=span-f``) as the one entry it is: the task's level and grain, the run's ``data``
+    and ``model`` blocks, its own head, the target. Its messages name ``data.*`` as the run's options are named."""
+    level, grain = task["level"], task["grain"]
+    data = read_task_data(data_block, level, grain, official)
+    source = data_block.get("train_path") or data_block.get("path") or task["name"]
+    return TaskEntry(
+        str(task["name"]),
+        level,
+        grain,
+        str(task["name"]),
+        1.0,
+        True,
+        data,
+        {key: task[key] for key in ("name", "level", "grain", "file_ext", "eval_task")},
+        dict(data_block),
+        dict(model_block),
+        "",
+        str(source),
+    )
 
 
 def check_shared_heads(entries: list[TaskEntry]) -> None:

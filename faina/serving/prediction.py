@@ -119,12 +119,14 @@ def predict_outputs(model, meta: dict, corpus, batch_size: int = 32, raw: bool =
     return trainer.predict(_PredictionPass(model, raw), dataloaders=datamodule.test_dataloader(), weights_only=True)
 
 
-def write_ensemble_submission(results_dir: Path, corpus, batch_size: int = 32) -> Path:
-    """``cv.ensemble``: the ensemble of every model of ``results_dir`` labels ``corpus`` (the unlabelled test
-    file), written as ``submission-ensemble.<ext>`` beside the models' own ``fold<k>/submission.<ext>``, its
-    probabilities as ``probabilities-ensemble.jsonl``."""
-    model, meta = load_predictor(results_dir)
+def write_ensemble_submission(
+    results_dir: Path, corpus, batch_size: int = 32, head: str | None = None, suffix: str = ""
+) -> Path:
+    """``cv.ensemble``: the ensemble of every model of ``results_dir`` (of a multi-task run: every fold's ``head``)
+    labels ``corpus`` (the unlabelled test file), written as ``submission-ensemble<suffix>.<ext>`` beside the models'
+    own submissions, its probabilities as ``probabilities-ensemble<suffix>.jsonl``."""
+    model, meta = load_predictor(results_dir, head=head)
     level = LEVELS[meta["level"]]
     predicted, probabilities = predict_corpus_with_probabilities(model, meta, corpus, batch_size)
-    write_probabilities(probabilities, Path(results_dir) / "probabilities-ensemble.jsonl")
-    return level.write(predicted, Path(results_dir) / f"submission-ensemble.{level.file_ext}")
+    write_probabilities(probabilities, Path(results_dir) / f"probabilities-ensemble{suffix}.jsonl")
+    return level.write(predicted, Path(results_dir) / f"submission-ensemble{suffix}.{level.file_ext}")

@@ -10,34 +10,33 @@ prediction device (after ``fit`` Lightning hands the model back on the CPU) and 
 from __future__ import annotations
 
 import torch
-from omegaconf import DictConfig
 
 
-def prediction_device(cfg: DictConfig) -> torch.device:
-    accelerator = str(cfg.trainer.get("accelerator", "auto"))
+def prediction_device(accelerator: str) -> torch.device:
+    """The one device a fold's model is tuned, calibrated and predicts on for ``trainer.accelerator``."""
     if accelerator in {"gpu", "cuda", "auto"} and torch.cuda.is_available():
         return torch.device("cuda")
     return torch.device("cpu")
 
 
-def tune_on_dev(cfg: DictConfig, model, dev_batches) -> dict | None:
+def tune_on_dev(accelerator: str, model, dev_batches) -> dict | None:
     """What the model tuned on ``dev_batches`` (``None`` for a fixed rule); the model returns to its device."""
     if getattr(model, "tuned", False) is not True:
         return None
-    return _on_prediction_device(cfg, model, lambda: model.tune_decisions(dev_batches))
+    return _on_prediction_device(accelerator, model, lambda: model.tune_decisions(dev_batches))
 
 
-def calibrate_on_dev(cfg: DictConfig, model, dev_batches) -> dict | None:
+def calibrate_on_dev(accelerator: str, model, dev_batches) -> dict | None:
     """What the model's calibration fitted on ``dev_batches`` (``None`` with ``calibration.method: none``)."""
     calibration = getattr(model, "calibration", None)
     if calibration is None or not calibration.fits:
         return None
-    return _on_prediction_device(cfg, model, lambda: model.calibrate(dev_batches))
+    return _on_prediction_device(accelerator, model, lambda: model.calibrate(dev_batches))
 
 
-def _on_prediction_device(cfg: DictConfig, model, fit):
+def _on_prediction_device(accelerator: str, model, fit):
     before = next(model.parameters()).device
-    model.to(prediction_device(cfg))
+    model.to(prediction_device(accelerator))
     try:
         return fit()
     finally:

@@ -28,11 +28,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from common.errors import UserError
 from common.experiments import exclusive_experiment, guard_same_experiment, run_folds
-from common.fold_training import FoldTrainer
+from common.fold_training import FoldSettings, FoldTrainer
 from common.io import atomic_write_json, atomic_write_text
 from common.sampling import EpochShuffle
 from common.spread import mean_std
-from common.wandb_runs import log_experiment_run
+from common.wandb_runs import EXPERIMENT_RUN_NAME, log_experiment_run
 from metrics.missci_premise import PremiseMetricConfig
 from missci.dataset.folds import grouped_folds
 from missci.dataset.reader import Argument, load_split
@@ -146,6 +146,32 @@ def train_loader(features: list[dict], batch_size: int, pad_token_id: int, seed:
     )
 
 
+def resolved_for(cfg: DictConfig, index: int | None, name: str, folder: Path) -> dict:
+    """The run's config, resolved, with ``fold.*`` naming fold ``index`` (or the experiment's own run)."""
+    return OmegaConf.to_container(
+        OmegaConf.merge(cfg, {"fold": {"index": index, "name": name, "dir": str(folder)}}), resolve=True
+    )
+
+
+def logger_blocks(resolved: dict) -> list[dict]:
+    return [block for block in (resolved.get("logger") or {}).values() if block is not None]
+
+
+def fold_settings(cfg: DictConfig, index: int, fold_dir: Path) -> FoldSettings:
+    """What ``FoldTrainer`` takes for a LoRA fold: no dev split, so no selection, averaging or early stopping."""
+    resolved = resolved_for(cfg, index, f"fold{index}", fold_dir)
+    callbacks = [block for block in (resolved.get("callbacks") or {}).values() if block is not None]
+    return FoldSettings(
+        seed=int(cfg.seed),
+        trainer=resolved["trainer"],
+        monitor=cfg.checkpoint.monitor,
+        mode=cfg.checkpoint.mode,
+        loggers=logger_blocks(resolved),
+        callbacks=callbacks,
+        hyperparameters=resolved,
+    )
+
+
 def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) -> dict:
     settings = OmegaConf.to_container(cfg.task, resolve=True)
     lora, llm = settings["lora"], OmegaConf.to_container(cfg.llm, resolve=True)
@@ -166,7 +192,7 @@ def run_fold(cfg: DictConfig, task: LoraTask, plan: FoldPlan, fold_dir: Path) ->
             " task.lora.max_epochs (or max_steps)",
             fix="drop early_stopping.patience from the command line",
         )
-    fold = FoldTrainer(cfg, plan.index, fold_dir)
+    fold = FoldTrainer(fold_settings(cfg, plan.index, fold_dir), plan.index, fold_dir)
 
     model, tokenizer, quantized = load_base_model(llm)
     peft_model = add_lora(
@@ -266,11 +292,12 @@ def run_lora(cfg: DictConfig, task: LoraTask) -> dict[str, float]:
         if idle:  # a reduced run (max_arguments/max_fallacies) chose none of these folds' R_i: training them is waste
             log.info("folds %s hold none of the chosen R_i and are not trained", idle)
         results = run_folds(
-            cfg,
             exp_dir,
             [plan for plan in plans if plan.predict],
             lambda plan: plan.index,
             lambda plan, fold_dir: run_fold(cfg, task, plan, fold_dir),
+            wanted=set(cfg.cv.folds) if cfg.cv.get("folds") is not None else None,
+            keep_checkpoints=bool((cfg.get("checkpoint") or {}).get("keep", False)),
         )
         if results is None:
             return {}
@@ -355,7 +382,8 @@ def report(
     print(table)
     metrics = {f"{view}/{k}": v for view, scores in pooled.items() for k, v in scores.items()}
     metrics.update({f"folds/{k}_{stat}": v[stat] for k, v in per_fold.items() for stat in ("mean", "std")})
-    log_experiment_run(cfg, exp_dir, metrics, len(finished))
+    summary_run = resolved_for(cfg, None, EXPERIMENT_RUN_NAME, exp_dir)
+    log_experiment_run(logger_blocks(summary_run), summary_run, metrics, len(finished))
     return metrics
 
 

@@ -8,9 +8,10 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from common.early_stopping import DevEarlyStopping, check_patience, early_stopping_callback
+from common.early_stopping import DevEarlyStopping, check_patience
 from common.errors import UserError
 from common.experiments import experiment_identity
+from faina.training.run_settings import early_stopping as early_stopping_callback
 from helpers.configs import compose_train
 
 

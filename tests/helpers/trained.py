@@ -76,6 +76,29 @@ def train_run(root: Path, encoder: Path | str, sample: Path, task: str, *overrid
     return Path(cfg.paths.results_dir) / cfg.name
 
 
+def compose_multi_run(root: Path, encoder: Path | str, sample: Path, *overrides: str):
+    """``train.py task=multi debug=fast`` on the small sample: span-f and post-f entries of its CoNLL file."""
+    conll = sample / "sample.conll"
+    return compose_train(
+        f"paths.root_dir={root}",
+        "task=multi",
+        "debug=fast",
+        "loader.batch_size=8",
+        f"encoder.name_or_path={encoder}",
+        f"task.entries.span_f.data.train_path={conll}",
+        f"task.entries.post_f.data.train_path={conll}",
+        *overrides,
+    )
+
+
+def train_multi_run(root: Path, encoder: Path | str, sample: Path, *overrides: str) -> Path:
+    from train import run
+
+    cfg = compose_multi_run(root, encoder, sample, *overrides)
+    run(cfg)
+    return Path(cfg.paths.results_dir) / cfg.name
+
+
 def copy_of(folder: Path, into: Path, name: str = "copy") -> Path:
     """A copy of a shared folder (a run, a fold, an export) as ``into/name``, to change or damage."""
     target = into / name
@@ -87,7 +110,9 @@ def copy_of(folder: Path, into: Path, name: str = "copy") -> Path:
 class TrainedRuns:
     """The session's tiny runs: ``span`` (span-f, 2 folds) and ``post`` (post-f, fold 0 only), trained with the
     encoder copy ``encoder`` on ``sample``, with the logger and callbacks of ``conf/train.yaml``; ``exports``:
-    ``span-fold0``, ``span-fold1``, ``post-fold0`` (``faina.export`` folders, made while the encoder existed)."""
+    ``span-fold0``, ``span-fold1``, ``post-fold0`` (``faina.export`` folders, made while the encoder existed).
+    ``coarse``: span-c and post-c (fold 0 each); ``multi``: ``task=multi`` (span-f + post-f of the sample's CoNLL
+    file, span-f the target; fold 0)."""
 
     root: Path
     encoder: Path
@@ -95,6 +120,8 @@ class TrainedRuns:
     span: Path
     post: Path
     exports: dict
+    coarse: dict
+    multi: Path
 
     @contextlib.contextmanager
     def without_sources(self):
@@ -120,9 +147,11 @@ def train_shared_runs(root: Path, tiny_encoder: Path | str, sample: Path) -> Tra
     with sanctioned_training():
         span = train_run(root, encoder, sample, "span-f", "cv.num_folds=2")
         post = train_run(root, encoder, sample, "post-f", "cv.folds=[0]")
+        coarse = {task: train_run(root, encoder, sample, task, "cv.folds=[0]") for task in ("span-c", "post-c")}
+        multi = train_multi_run(root, encoder, sample, "cv.folds=[0]")
     exports = {
         "span-fold0": export_fold(span / "fold0", root / "exports" / "span-fold0"),
         "span-fold1": export_fold(span / "fold1", root / "exports" / "span-fold1"),
         "post-fold0": export_fold(post / "fold0", root / "exports" / "post-fold0"),
     }
-    return TrainedRuns(root, encoder, sample, span, post, exports)
+    return TrainedRuns(root, encoder, sample, span, post, exports, coarse, multi)

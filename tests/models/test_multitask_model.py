@@ -10,7 +10,8 @@ from faina.data.feature_cache import encode_cached
 from faina.data.features import Collator
 from faina.data.levels import LEVELS
 from faina.data.task_entries import read_entries
-from faina.serving.fold_model import build_model, load_tokenizer
+from faina.serving.fold_model import load_tokenizer
+from faina.training.model_building import build_model
 from helpers.configs import compose_train
 from models.encoder import ChunkedEncoder
 from models.multitask import EntryHead, MultiTaskModel

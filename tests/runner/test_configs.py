@@ -148,7 +148,7 @@ def test_a_soft_target_run_selects_on_its_dev_loss_unless_told_otherwise(overrid
     ("task", "kind"), [("span-f", "SpanCalibrationSettings"), ("post-f", "PostCalibrationSettings")]
 )
 def test_runs_fit_a_temperature_per_label_and_the_schema_reads_it(task, kind):
-    from faina.serving.fold_model import check_model_config
+    from faina.training.model_building import check_model_config
 
     cfg = compose_train(f"task={task}")
     checked = check_model_config(cfg.model)

@@ -13,8 +13,8 @@ from safetensors.torch import load_file
 from common.errors import UserError
 from faina.data.task_data import load_task_data
 from faina.serving.fold_model import load_exported
-from faina.training.cross_validation import make_splits
 from faina.training.loss_weights import decoder_span_counts, inverse_sqrt
+from faina.training.run_entries import make_splits
 from train import run
 
 pytestmark = pytest.mark.e2e

@@ -45,6 +45,42 @@ def test_the_shared_tiny_runs_wrote_evaluable_folds_and_a_results_table(trained_
     assert 0.0 <= summary["summary"]["strict"]["avg"]["f1"]["mean"] <= 1.0
 
 
+@pytest.mark.parametrize("task, level", [("span-c", "span"), ("post-c", "post")])
+def test_the_shared_coarse_runs_wrote_evaluable_folds(trained_runs, task, level):
+    """span-c and post-c through the same runner: coarse labels derived from the sample's fine ones, scored by the
+    coarse evaluator as the runner scored them."""
+    run_dir = trained_runs.coarse[task]
+    saved = assert_fold_files_are_evaluable(run_dir / "fold0", task, f"{level}-coarse")
+    from faina.formats.labels import LabelInventory
+
+    coarse = set(LabelInventory.load("faina").coarse)
+    views = saved["per_label"]["strict"]  # per scoring mode, per view, per label
+    scored = {label for labels in views.values() for label in labels}
+    assert scored and scored <= coarse | {"avg"}, scored
+    assert (run_dir / "results.md").read_text().startswith(f"### {task}")
+
+
+def test_the_shared_multi_task_run_scored_each_entry_from_its_own_files(trained_runs):
+    """``task=multi`` through the one runner: each entry's folder holds its head's files, scored by the entry's own
+    evaluator exactly as the fold's metrics.json says; the run's results.json has a block per entry and its table
+    both entries."""
+    run_dir = trained_runs.multi
+    fold = json.loads((run_dir / "fold0" / "metrics.json").read_text())
+    assert fold["fold"] == 0 and fold["target"] == "span_f" and set(fold["entries"]) == {"span_f", "post_f"}
+    for entry, task, eval_task in (("span_f", "span-f", "span-fine"), ("post_f", "post-f", "post-fine")):
+        saved = assert_fold_files_are_evaluable(run_dir / "fold0" / entry, task, eval_task)
+        assert fold["entries"][entry]["test"] == saved["test"]
+        assert (run_dir / "fold0" / entry / "model.json").is_file()
+    heads = json.loads((run_dir / "fold0" / "heads.json").read_text())
+    assert heads == {"target": "span_f", "heads": {e: {"folder": e, "head": e} for e in ("span_f", "post_f")}}
+    summary = json.loads((run_dir / "results.json").read_text())
+    assert summary["target"] == "span_f" and set(summary["entries"]) == {"span_f", "post_f"}
+    post_f1 = summary["entries"]["post_f"]["summary"]["strict"]["avg"]["f1"]["mean"]
+    assert post_f1 == pytest.approx(fold["entries"]["post_f"]["test"]["strict"]["avg"]["f1"])
+    table = (run_dir / "results.md").read_text()
+    assert table.startswith("### span_f (span-f, target)") and "### post_f (post-f, auxiliary)" in table
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("task", TASKS)
 def test_fast_dev_run_writes_evaluable_predictions(make_cfg, task):

@@ -9,7 +9,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from common.errors import UserError
-from faina.data import task_entries
+from faina.data import task_data, task_entries
 from faina.data.entry_folds import follow_split, post_ids
 from faina.data.folds import FoldSplit
 from faina.data.task_entries import read_entries, target_entry
@@ -57,8 +57,8 @@ def test_a_post_entry_given_a_conll_file_trains_on_the_labels_of_its_spans_read_
     entries, small_sample, monkeypatch
 ):
     calls = []
-    real = task_entries.read_level
-    monkeypatch.setattr(task_entries, "read_level", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    real = task_data.read_level
+    monkeypatch.setattr(task_data, "read_level", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     read = read_entries(entries)
     assert calls == [str(small_sample / "sample.conll")]  # one reading for both entries
     spans = read_any(small_sample / "sample.conll", LabelInventory.load("faina"), level="span")
@@ -84,7 +84,10 @@ def test_no_entries(entries):
         (lambda s: s["post_f"].update(target=True), "needs exactly one target entry; 2 are (span_f, post_f)"),
         (lambda s: s["post_f"].update(loss=2), "task.entries.post_f has unknown key(s): loss"),
         (lambda s: s["post_f"]["model"].update(name="mvmd"), "task.entries.post_f is a post-level entry and its model"),
-        (lambda s: s["post_f"]["data"].update(train_path=None), "task.entries.post_f has no training file"),
+        (
+            lambda s: s["post_f"]["data"].update(train_path=None),
+            "task.entries.post_f.data.train_path names no training file",
+        ),
         (lambda s: s["post_f"]["data"].update(train_path="/nowhere/x.tsv"), "task entry 'post_f': data file not found"),
         (lambda s: s["post_f"].update(head="span_f"), "task entries 'span_f' and 'post_f' share the head 'span_f'"),
     ],
@@ -162,7 +165,7 @@ def test_posts_of_another_corpus_train_in_every_fold_with_a_dev_part_of_their_ow
     ],
 )
 def test_a_bad_sampling_or_selection_setting_is_one_message(override, message):
-    from faina.training.multitask import check_sampling
+    from faina.training.run_entries import check_sampling
 
     with pytest.raises(UserError, match="Fix:") as caught:
         check_sampling(compose_train("task=multi", override))
@@ -170,7 +173,7 @@ def test_a_bad_sampling_or_selection_setting_is_one_message(override, message):
 
 
 def test_sequential_sampling_that_leaves_the_target_no_epoch_is_one_message():
-    from faina.training.multitask import check_sampling
+    from faina.training.run_entries import check_sampling
 
     cfg = compose_train(
         "task=multi", "task.sampling.strategy=sequential", "task.sampling.auxiliary_epochs=3", "trainer.max_epochs=3"
@@ -185,7 +188,7 @@ def test_sequential_sampling_that_leaves_the_target_no_epoch_is_one_message():
 
 
 def test_the_sampling_settings_pass_through_checked():
-    from faina.training.multitask import check_sampling
+    from faina.training.run_entries import check_sampling
 
     cfg = compose_train("task=multi", "task.sampling.strategy=round-robin", "task.sampling.alpha=0")
     assert check_sampling(cfg) == {"strategy": "round-robin", "alpha": 0.0, "auxiliary_epochs": 1}

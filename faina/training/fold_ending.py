@@ -1,0 +1,196 @@
+"""How a fold ends for each task entry once its model has trained: the same for one entry and for several.
+
+The entry's head (with the shared encoder: a complete single-task model) fits its decision rule and the calibration
+of its probabilities on the entry's dev split, is exported as a model folder (``model.json`` +
+``model.safetensors``), predicts the entry's test split (or, for ``cv=official``, its test file), and its
+predictions are written in the official file layout with the model's probabilities beside them
+(``probabilities.jsonl``) and, where gold labels exist, scored with the official-parity evaluator of the entry's
+task (and the probability scores, ``reliability.png``). A run of one entry does this in ``fold<k>/`` itself, a run
+of several in ``fold<k>/<entry>/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hydra
+import lightning.pytorch as pl
+
+from faina.data.datamodule import FainaDataModule
+from faina.data.folds import FoldSplit
+from faina.data.levels import LEVELS, subset
+from faina.data.task_data import TaskData
+from faina.data.task_entries import TaskEntry
+from faina.formats.probability_file import FILE_NAME as PROBABILITY_FILE
+from faina.formats.probability_file import write_probabilities
+from faina.formats.records import SpanCorpus, labels_used
+from faina.serving.fold_model import export_model
+from faina.serving.probabilities import probabilities_from_outputs
+from faina.training.decision_tuning import calibrate_on_dev, tune_on_dev
+from faina.training.run_settings import DeviceSettings
+
+
+def finish_entry(
+    entry: TaskEntry,
+    head,
+    module: FainaDataModule,
+    entry_dir: Path,
+    fit: bool,
+    device: DeviceSettings,
+    named_model,
+    encoder_block: dict,
+) -> dict:
+    """One entry's fold ending (module docstring) into ``entry_dir``: its rule and calibration fitted on its dev split
+    (``fit``; a head shared with an earlier entry is fitted by that one), exported, predicted, written and scored.
+    Returns the entry's metrics."""
+    entry_dir.mkdir(parents=True, exist_ok=True)
+    split = module.split
+    result: dict = {"train_posts": len(split.train), "dev_posts": len(split.dev)}
+    calibrated = head.applies_calibration  # a shared head: calibrated by the entry that fitted it
+    if fit:
+        tuned = tune_on_dev(device.accelerator, head, module.whole_dev_dataloader())
+        fitted = calibrate_on_dev(device.accelerator, head, module.whole_dev_dataloader())
+        calibrated = bool(fitted)
+        if tuned:
+            result["tuned_on_dev"] = tuned
+        if fitted:
+            result["calibrated_on_dev"] = fitted
+    data = entry.data
+    labels_inventory = str(entry.data_block.get("labels"))
+    export_model(
+        head,
+        entry.task["name"],
+        data.level,
+        data.grain,
+        data.labels,
+        data.model_views,
+        labels_inventory,
+        named_model,
+        encoder_block,
+        entry_dir,
+        data.context,
+    )
+    predicting = module.predict_features is not None
+    if predicting or split.test:
+        outputs = predict_on_one_device(device, head, module)
+        predicted_file = len(module.predict_features) if predicting else None
+        write_fold_outputs(entry.task["eval_task"], data, outputs, split, entry_dir, predicted_file, calibrated, result)
+    return result
+
+
+def write_fold_outputs(
+    eval_task: str,
+    data: TaskData,
+    outputs: list[dict],
+    split: FoldSplit,
+    fold_dir: Path,
+    predicted_file: int | None,
+    calibrated: bool,
+    result: dict,
+) -> Path:
+    """Write a fold's predictions (``predictions.<ext>`` of its test split, or ``submission.<ext>`` of the test file
+    of ``predicted_file`` posts) and its probabilities, score them when gold labels exist (into ``result``, with
+    ``reliability.png``); the prediction file's path."""
+    level = LEVELS[data.level]
+    if predicted_file is None:  # a fold's test split, every annotator view whatever data.targets
+        corpus, indices, gold, name = data.labelled, split.test, subset(data.gold_corpus, split.test), "predictions"
+    else:  # cv=official: the test file, scored too when it carries labels
+        corpus, indices, name = data.unlabelled, range(predicted_file), "submission"
+        gold = data.unlabelled if scorable_test(data) else None
+    predicted = level.records(corpus, indices, outputs, data.labels, data.model_views)
+    pred_path = level.write(predicted, fold_dir / f"{name}.{level.file_ext}")
+    probabilities = write_fold_probabilities(corpus, indices, outputs, data, fold_dir)
+    if gold is not None:
+        uncalibrated = None
+        if calibrated:
+            uncalibrated = probabilities_from_outputs(corpus, indices, outputs, data.labels, data.model_views, raw=True)
+        prior_corpus = subset(data.gold_corpus, split.train)
+        result.update(
+            score_fold(eval_task, data, gold, predicted, pred_path, probabilities, uncalibrated, prior_corpus)
+        )
+        write_fold_reliability(data, gold, probabilities, uncalibrated, prior_corpus, fold_dir)
+    result["prediction_file"] = str(pred_path)
+    result["probability_file"] = str(fold_dir / PROBABILITY_FILE)
+    return pred_path
+
+
+def scorable_test(data: TaskData) -> bool:
+    """Whether ``cv=official``'s test file carries labels the run can score: every post labelled (span files) or
+    some label in it (post files, whose empty cells also mean "no label"), with the training file's views."""
+    test = data.unlabelled
+    if test is None or test.num_views != data.gold_corpus.num_views:
+        return False
+    return test.labelled if isinstance(test, SpanCorpus) else bool(labels_used(test))
+
+
+def score_fold(eval_task: str, data: TaskData, gold, predicted, pred_path: Path, probabilities, uncalibrated, prior):
+    """The hard scores of ``pred_path`` against ``gold`` (written beside it as ``gold.<ext>``) and the scores of the
+    probabilities (and of the uncalibrated ones), as a fold's ``metrics.json`` holds them."""
+    from faina.scoring.official import evaluate_files, unannotated_counts
+    from faina.scoring.soft_scores import keyed_blocks, soft_scores
+
+    level = LEVELS[data.level]
+    gold_path = level.write(gold, pred_path.parent / f"gold.{level.file_ext}")
+    # an aggregated or soft model (data.targets) predicts one view, scored against every gold view (-O)
+    scores = evaluate_files(
+        eval_task,
+        gold_path,
+        pred_path,
+        per_label=True,
+        inventory=data.inventory,
+        one_pred=data.model_views != gold.num_views,
+        exact=data.level == "span",
+    )
+    result = {"per_label": scores.pop("per_label", {}), "test": scores}
+    result.update(unannotated_counts(gold))  # (post, view) pairs and posts left out of the scores, if any
+    result["test_posts"] = len(gold.items)
+    # probabilities against every gold view's share; the prior is the fold's train part (docs/soft-labels.md)
+    block = soft_scores(gold, probabilities, data.labels, predicted, prior)
+    raw = None if uncalibrated is None else soft_scores(gold, uncalibrated, data.labels, None, prior)
+    result.update(keyed_blocks(block, raw))
+    return result
+
+
+def write_fold_reliability(data: TaskData, gold, probabilities, uncalibrated, prior_corpus, fold_dir: Path) -> None:
+    """``reliability.png``: the reliability diagram of each label (``faina.analysis.reliability``)."""
+    from faina.analysis.reliability import FILE_NAME, write_reliability_plot
+    from faina.scoring.soft_scores import annotated_items, votes
+    from metrics.soft_labels import prior, soft_labels
+
+    reference = prior(soft_labels(votes(prior_corpus, data.labels), annotated_items(prior_corpus)))
+    write_reliability_plot(gold, probabilities, data.labels, fold_dir / FILE_NAME, uncalibrated, reference)
+
+
+def write_fold_probabilities(corpus, indices, outputs: list[dict], data: TaskData, fold_dir: Path):
+    """Every fold writes its model's probabilities beside its hard file (``probabilities.jsonl``; calibrated when
+    the model is): one forward-backward pass per batch and a few MB, so no setting to forget before a long run
+    (docs/soft-labels.md)."""
+    probabilities = probabilities_from_outputs(corpus, indices, outputs, data.labels, data.model_views)
+    write_probabilities(probabilities, fold_dir / PROBABILITY_FILE)
+    return probabilities
+
+
+def predict_on_one_device(device: DeviceSettings, model, datamodule) -> list[dict]:
+    """Predict with a plain one-device Trainer, so DDP's sharded sampler never splits the test posts."""
+    bar = device.progress_bar  # the run's own bar (on stderr), or none
+    trainer = pl.Trainer(
+        accelerator=device.accelerator,
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+        enable_progress_bar=bar is not None,
+        callbacks=[hydra.utils.instantiate(bar)] if bar is not None else None,
+        precision=device.precision,
+    )
+    return trainer.predict(model, datamodule=datamodule, weights_only=True)  # no checkpoint is read; says so
+
+
+def flat_test_metrics(result: dict) -> dict[str, float]:
+    """A fold's test scores as logger keys: ``test/<mode>/<view>/<measure>``."""
+    return {
+        f"test/{mode}/{view}/{measure}": value
+        for mode, views in result.get("test", {}).items()
+        for view, measures in views.items()
+        for measure, value in measures.items()
+    }

@@ -1,0 +1,97 @@
+"""The end of a run: its folds' scores as tables (printed, ``results.md``), ``results.json``, and the metrics
+``train.py`` returns (what sweeps optimise) and logs as the experiment's own W&B run.
+
+One table per scored entry (mean ± std over folds of P/R/F1 per view, strict / soft / exact, and the probability
+scores). ``results.json`` keeps the shape its readers know: ``{"folds", "summary", "probability_summary"}`` for a run
+of one entry, ``{"folds", "target", "entries": {<entry>: {"summary", "probability_summary"}}}`` for several. The
+metrics are the target's under the single-task names (``strict/avg/f1`` ...) and, with several entries, every
+entry's as ``<entry>/<metric>``; ``val/f1_mean`` / ``val/f1_std`` are the selected epochs' dev scores.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from common.io import atomic_write_json, atomic_write_text
+from common.spread import mean_std
+from common.wandb_runs import log_experiment_run
+from faina.data.task_entries import TaskEntry, target_entry
+from faina.training.results_table import (
+    flat_metrics,
+    markdown_table,
+    probability_table,
+    summarise,
+    summarise_probabilities,
+)
+from faina.training.run_settings import experiment_run
+
+log = logging.getLogger(__name__)
+
+
+def entry_results(results: list[dict], entries: list[TaskEntry], entry: TaskEntry) -> list[dict]:
+    """Each fold's results of ``entry`` (a run of one entry keeps them at the fold's top level)."""
+    if len(entries) == 1:
+        return results
+    return [r["entries"][entry.name] for r in results if entry.name in r.get("entries", {})]
+
+
+def table_title(cfg: DictConfig, entries: list[TaskEntry], entry: TaskEntry) -> str:
+    if len(entries) == 1:
+        return f"{cfg.task.name} · {cfg.encoder.name} · {cfg.data.name}"
+    role = "target" if entry.target else "auxiliary"
+    return f"{entry.name} ({entry.task['name']}, {role}) · {cfg.encoder.name} · {cfg.data.name}"
+
+
+def report(cfg: DictConfig, exp_dir: Path, entries: list[TaskEntry], results: list[dict]) -> dict[str, float]:
+    """Print and save the tables over folds; return (and log as the experiment's W&B run) the over-fold metrics."""
+    single = len(entries) == 1
+    dev = [r["best_dev_f1"] for r in results if r.get("best_dev_f1") is not None]
+    metrics: dict[str, float] = {
+        "val/f1_mean": float(sum(dev) / len(dev)) if dev else 0.0,
+        "val/f1_std": mean_std(dev)["std"] if dev else 0.0,
+    }
+    tables, blocks = [], {}
+    for entry in entries:
+        folds = entry_results(results, entries, entry)
+        scored = [r["test"] for r in folds if "test" in r]
+        if not scored:
+            continue
+        summary = summarise(scored)
+        blocks[entry.name] = {"summary": summary}
+        tables.append(markdown_table(summary, table_title(cfg, entries, entry), len(scored)))
+        probabilities = summarise_probabilities(folds)
+        if probabilities is not None:
+            blocks[entry.name]["probability_summary"] = probabilities
+            tables.append(probability_table(probabilities))
+        flat = flat_metrics(summary)
+        if not single:
+            metrics.update({f"{entry.name}/{key}": value for key, value in flat.items()})
+        if entry.target:
+            metrics.update(flat)
+    if cfg.cv.name == "official" and single:  # what the run did with the test file (data.test_path)
+        print(
+            "the test file carries labels: scored like a fold's test split"
+            if tables
+            else "the test file is unlabelled: predicted only (submission written)"
+        )
+    saved: dict = {"folds": results}
+    if single:
+        saved.update(blocks.get(entries[0].name, {}))
+    else:
+        saved.update(target=target_entry(entries).name, entries=blocks)
+    atomic_write_json(exp_dir / "results.json", saved)
+    if tables:
+        text = "\n".join(tables)
+        atomic_write_text(exp_dir / "results.md", text)
+        print(text)
+    elif single:
+        for r in results:
+            log.info("submission written: %s", r.get("prediction_file"))
+    else:
+        print("no entry has labelled test posts: predicted only (submission files written)")
+    loggers, config = experiment_run(cfg, exp_dir)
+    log_experiment_run(loggers, config, metrics, len(results))
+    return metrics
