@@ -28,6 +28,11 @@ from models.unfreezing import GradualUnfreezing
 COLLAPSE_FRACTION = 0.05
 
 
+class CollapseWarning(UserWarning):
+    """The heads predicted (almost) nothing on a split (below ``COLLAPSE_FRACTION`` of the gold items): normal at
+    an early validation of a short run, a fault when the selected model does it on the test split."""
+
+
 def build_encoder(encoder: ChunkedEncoder | Mapping | None) -> ChunkedEncoder:
     """A ``ChunkedEncoder`` from itself, its config (a mapping, with or without the known ``_target_``) or ``None``."""
     if isinstance(encoder, nn.Module):
@@ -338,7 +343,7 @@ class FallacyModule(L.LightningModule):
         _, gold, judged = (int(n) for n in self.trainer.strategy.reduce(local, reduce_op="sum"))
         per_view = judged / self.num_views, gold / self._gold_views.get(split, self.num_views)
         if self.warns_on_collapse and gold > 0 and per_view[0] < COLLAPSE_FRACTION * per_view[1]:
-            rank_zero_warn(f"{split}: {self.collapse_message(*per_view)}")
+            rank_zero_warn(f"{split}: {self.collapse_message(*per_view)}", category=CollapseWarning)
         # each process logs its own counts; Lightning sums them (a mean would halve them under two processes)
         mine_predicted, mine_gold, _ = self._counts[split]
         self.log(f"{split}/predicted_{self.unit_name}", float(mine_predicted), sync_dist=True, reduce_fx="sum")
