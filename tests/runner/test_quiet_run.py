@@ -115,7 +115,8 @@ def test_lightning_notices_other_than_the_known_ones_still_show(caplog):
     with caplog.at_level(logging.INFO, logger="lightning.pytorch.utilities.rank_zero"):
         rank_zero.info("GPU available: False, used: False")
         rank_zero.info("`Trainer.fit` stopped: `max_epochs=1` reached.")
-    assert [r.getMessage() for r in caplog.records] == ["`Trainer.fit` stopped: `max_epochs=1` reached."]
+        rank_zero.info("`Trainer.fit` stopped: `max_steps=10` reached.")
+    assert [r.getMessage() for r in caplog.records] == ["`Trainer.fit` stopped: `max_steps=10` reached."]
 
 
 def test_redirected_logs_get_no_colour_codes(monkeypatch):
