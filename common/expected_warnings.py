@@ -48,7 +48,7 @@ def said_once(expected: Sequence[Expected], logger: logging.Logger) -> Iterator[
                 return
             counts[rule] = counts.get(rule, 0) + 1
             if counts[rule] == 1:
-                logger.log(rule.level, "%s%s", message, f" ({rule.why})" if rule.why else "")
+                logger.log(rule.level, "%s%s", message, f"; {rule.why}" if rule.why else "")
 
         warnings.showwarning = show
         for rule in expected:  # every occurrence reaches ``show`` (not once per source line): the count is ours

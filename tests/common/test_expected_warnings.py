@@ -38,7 +38,7 @@ def test_each_rule_is_said_once_as_a_plain_line_and_other_warnings_pass(caplog, 
         (
             logging.INFO,
             "span soft score, view a1: precision + recall is 0, so it is reported as 0 (the official scorer would "
-            "crash here) (normal early)",
+            "crash here); normal early",
         ),
         (logging.WARNING, "val: collapsed"),
     ]
