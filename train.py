@@ -104,7 +104,7 @@ def expected_warnings() -> list:
     the test split (the model a fold keeps predicts nothing) stays a warning, said once too."""
     from common.expected_warnings import Expected
     from metrics.faina_scores import ZeroDenominatorWarning
-    from models.base import CollapseWarning
+    from models.collapse_warning import CollapseWarning
 
     return [
         Expected(

@@ -20,17 +20,13 @@ from lightning.pytorch.utilities import rank_zero_warn
 from torch import nn
 
 from models.calibration import CalibrationSettings
+from models.collapse_warning import CollapseWarning
 from models.decision_rules import DecisionSettings
 from models.encoder import ChunkedEncoder
 from models.layer_groups import encoder_layer_groups
 from models.unfreezing import GradualUnfreezing
 
 COLLAPSE_FRACTION = 0.05
-
-
-class CollapseWarning(UserWarning):
-    """The heads predicted (almost) nothing on a split (below ``COLLAPSE_FRACTION`` of the gold items): normal at
-    an early validation of a short run, a fault when the selected model does it on the test split."""
 
 
 def build_encoder(encoder: ChunkedEncoder | Mapping | None) -> ChunkedEncoder:

@@ -9,7 +9,7 @@ from omegaconf import open_dict
 
 from common.expected_warnings import Expected, said_once
 from metrics.faina_scores import ZeroDenominatorWarning, f1_score
-from models.base import CollapseWarning
+from models.collapse_warning import CollapseWarning
 
 
 def _noisy_runner(cfg) -> dict[str, float]:
