@@ -91,7 +91,33 @@ def run(cfg: DictConfig) -> dict[str, float]:
             f"task {cfg.task.name!r} has no {cfg.mode.name!r} mode", fix=f"choose mode= one of {sorted(runners)}"
         )
     runner = hydra.utils.instantiate(runners[cfg.mode.name])
-    return runner(cfg)
+    from common.expected_warnings import said_once
+
+    with said_once(expected_warnings(), logging.getLogger("train")):
+        return runner(cfg)
+
+
+def expected_warnings() -> list:
+    """The warnings a run expects (``common.expected_warnings``): said once per run as a plain line. A collapse on
+    the test split (the model a fold keeps predicts nothing) stays a warning, said once too."""
+    from common.expected_warnings import Expected
+    from metrics.faina_scores import ZeroDenominatorWarning
+    from models.collapse_warning import CollapseWarning
+
+    return [
+        Expected(
+            ZeroDenominatorWarning,
+            why="normal while a model predicts nothing for a view, early in training; not repeated in this run",
+        ),
+        Expected(
+            CollapseWarning,
+            r"^val: ",
+            why="normal at the first validations of a short run; not repeated in this run",
+        ),
+        Expected(
+            CollapseWarning, r"^test: ", logging.WARNING, why="the model this fold kept; not repeated in this run"
+        ),
+    ]
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="train")

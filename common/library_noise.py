@@ -7,8 +7,10 @@ commands) installs them; it imports none of the libraries, so a command that nev
 The list and what each line looked like: docs/training.md#quiet-logs.
 
 - Lightning, at every ``Trainer``: "GPU available: ...", "TPU available: ..." (the device is in the config and
-  the run's resolved ``config.yaml``), the advertisement "Tip: ... try installing litlogger ...", and "Loading
-  `train_dataloader` to estimate number of stepping batches." (an internal step of the schedule).
+  the run's resolved ``config.yaml``), the advertisement "Tip: ... try installing litlogger ...", "Loading
+  `train_dataloader` to estimate number of stepping batches." (an internal step of the schedule), and
+  "`Trainer.fit` stopped: `max_epochs=4` reached." at the end of every fold (the planned length, in the config;
+  a fold stopped early by its patience is not this message).
 - Lightning's ``_pytree`` helper building a ``LeafSpec``, which PyTorch deprecates (a ``FutureWarning`` about
   Lightning's own code, fixed upstream, nothing a user can act on).
 - transformers' "Loading weights" bar while a (small) encoder is built: ``quiet_weight_loading`` around that
@@ -38,6 +40,7 @@ LIGHTNING_NOTICES = (
     "TPU available: ",
     "💡 Tip: For seamless cloud logging",
     "Loading `train_dataloader` to estimate number of stepping batches.",
+    "`Trainer.fit` stopped: `max_epochs=",
 )
 PYTREE_DEPRECATION = r"`isinstance\(treespec, LeafSpec\)` is deprecated"
 PYTREE_MODULE = r"lightning\.pytorch\.utilities\._pytree"

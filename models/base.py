@@ -20,6 +20,7 @@ from lightning.pytorch.utilities import rank_zero_warn
 from torch import nn
 
 from models.calibration import CalibrationSettings
+from models.collapse_warning import CollapseWarning
 from models.decision_rules import DecisionSettings
 from models.encoder import ChunkedEncoder
 from models.layer_groups import encoder_layer_groups
@@ -338,7 +339,7 @@ class FallacyModule(L.LightningModule):
         _, gold, judged = (int(n) for n in self.trainer.strategy.reduce(local, reduce_op="sum"))
         per_view = judged / self.num_views, gold / self._gold_views.get(split, self.num_views)
         if self.warns_on_collapse and gold > 0 and per_view[0] < COLLAPSE_FRACTION * per_view[1]:
-            rank_zero_warn(f"{split}: {self.collapse_message(*per_view)}")
+            rank_zero_warn(f"{split}: {self.collapse_message(*per_view)}", category=CollapseWarning)
         # each process logs its own counts; Lightning sums them (a mean would halve them under two processes)
         mine_predicted, mine_gold, _ = self._counts[split]
         self.log(f"{split}/predicted_{self.unit_name}", float(mine_predicted), sync_dist=True, reduce_fx="sum")

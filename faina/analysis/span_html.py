@@ -11,9 +11,11 @@ never print over each other or over a word, however many spans stack on one toke
 words; a span cut across runs has its label box in the first and ``… label`` boxes in the others. Why not
 displaCy's span style: docs/label-variation.md.
 
-A label's colour comes from a fixed palette keyed by the label's position in the inventory (fine labels, then
-coarse): the same label has the same colour on every page, whatever else the page shows. The text on a box is
-black or white, whichever contrasts more with it (every colour of the palette reaches WCAG's 4.5:1). All text
+A label's colour comes from a fixed palette (``LABEL_COLOURS``) keyed by the label's position in the inventory
+(fine labels, then coarse): the same label has the same colour on every page, whatever else the page shows. Any two
+of the 20 fine labels' colours are at least 11.5 apart in CIEDE2000, also as people with protanopia, deuteranopia or
+tritanopia see them (``colour_vision``). The text on a box is black or white, whichever contrasts more with it
+(every colour of the palette reaches WCAG's 4.5:1). All text
 is HTML-escaped: posts come from elsewhere. The markup needs no script and fetches nothing.
 """
 
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from functools import lru_cache
 
 from common.labels import LabelInventory
 from common.records import Span
@@ -49,21 +50,23 @@ border-radius:.25em;white-space:nowrap;margin:.1em .45em 0 0}
 """The CSS of the markup below; a page puts it in its ``<style>``."""
 
 
-def _shades(colours: Sequence) -> list:
-    """tab20b / tab20c come in hue groups of four shades: every group's first shade, then the third, second, fourth."""
-    return [*colours[0::4], *colours[2::4], *colours[1::4], *colours[3::4]]
+LABEL_COLOURS = (
+    # the 20 fine labels of an inventory: every two ≥ 11.5 apart in CIEDE2000, in normal vision and simulated
+    # protanopia, deuteranopia and tritanopia (faina/analysis/colour_vision.py; docs/label-variation.md)
+    *("#771122", "#2200ff", "#998811", "#99aaff", "#eeee66", "#ee7799", "#dd2266", "#553355", "#ffccff", "#9955ff"),
+    *("#55ffbb", "#00bbaa", "#8888bb", "#bbbb00", "#226655", "#448877", "#666600", "#666699", "#553399", "#99bb77"),
+    # then the coarse labels and labels of larger inventories: each as far from all before it as the rest allow
+    *("#aa0044", "#ffaacc", "#884477", "#4455cc", "#889955", "#bbdd88", "#664400", "#cc99cc", "#cc6688", "#55ddaa"),
+    *("#9988ff", "#aa5544"),
+)
+"""The label colours, position ``k`` for the label at place ``k`` of an inventory (cycling after the last).
+``colour_vision.max_min_palette(colour_vision.candidate_colours(), 20, avoid=("#ffffff",))`` chose the first 20
+(away from the white page too), and the same call of size 12, avoiding those 20 as well, the rest."""
 
 
-@lru_cache(maxsize=1)
 def palette() -> tuple[str, ...]:
-    """60 distinct colours (matplotlib's qualitative maps): tab20's ten strong hues, its ten light ones, then
-    tab20b and tab20c. Position ``k`` of an inventory gets colour ``k`` (cycling after 60)."""
-    from matplotlib import colormaps
-    from matplotlib.colors import to_hex
-
-    tab20 = colormaps["tab20"].colors
-    colours = [*tab20[0::2], *tab20[1::2], *_shades(colormaps["tab20b"].colors), *_shades(colormaps["tab20c"].colors)]
-    return tuple(to_hex(colour) for colour in colours)
+    """``LABEL_COLOURS``: the one list of label colours of the pages."""
+    return LABEL_COLOURS
 
 
 def _luminance(colour: str) -> float:

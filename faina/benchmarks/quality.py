@@ -10,6 +10,7 @@ lengths × seeds, ``quality_runs``), scores each model under every decision rule
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -37,6 +38,11 @@ def log_to_stderr(message: str) -> None:
     print(f"[benchmark] {message}", file=sys.stderr, flush=True)
 
 
+def _counted(log: Callable[[str], None], position: str, message: str) -> None:
+    """``message`` with how far the grid is (``run 3 of 12``): a run trains for minutes, the grid for hours."""
+    log(f"{message} ({position})")
+
+
 def run_benchmark(
     corpus: Path,
     out: Path,
@@ -61,15 +67,18 @@ def run_benchmark(
     runs_dir = out / "runs"
     runs, scored_ensembles, calibrations = [], [], []
     lengths = {task: lengths_of(task, epochs, patiences) for task in tasks}
+    total, position = sum(len(lengths[task]) for task in tasks) * len(recipes) * len(seeds), 0
     for task in tasks:
         for recipe in recipes:
             for length in lengths[task]:
                 finished = []
                 for seed in seeds:
+                    position += 1
                     folder = runs_dir / run_name(task, recipe, length, seed, overrides)
                     if report_only and not (folder / "results.json").is_file():
                         continue
-                    folder = train(task, recipe, length, seed, files, runs_dir, overrides, log)
+                    counted = functools.partial(_counted, log, f"run {position} of {total}")
+                    folder = train(task, recipe, length, seed, files, runs_dir, overrides, counted)
                     scores = evaluate_run(task, recipe, seed, folder, files, log)
                     runs.append({**scores, "length": length, "epochs_trained": epochs_trained(folder, length)})
                     calibration = evaluate_calibration(task, recipe, seed, folder, files, log)

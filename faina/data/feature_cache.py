@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from common.progress import datasets_bars
 from faina.data.hf_datasets import TOKENS, corpus_to_dataset, labels_column, tag_column
 from faina.formats.conll import _PostParser
 from faina.formats.labels import LabelInventory
@@ -115,16 +116,17 @@ def encode_cached(
     cache_file = Path(cache_dir) / f"features-{fingerprint}.arrow"
     cache_file.parent.mkdir(parents=True, exist_ok=True)
     existed = cache_file.is_file()
-    encoded = dataset.map(
-        _encode_row,
-        with_indices=True,
-        fn_kwargs=kwargs,
-        remove_columns=dataset.column_names,
-        cache_file_name=str(cache_file),
-        new_fingerprint=fingerprint,
-        load_from_cache_file=True,
-        desc="tokenising posts",
-    )
+    with datasets_bars():  # the library's bar on a terminal only (common/progress.py)
+        encoded = dataset.map(
+            _encode_row,
+            with_indices=True,
+            fn_kwargs=kwargs,
+            remove_columns=dataset.column_names,
+            cache_file_name=str(cache_file),
+            new_fingerprint=fingerprint,
+            load_from_cache_file=True,
+            desc="tokenising posts",
+        )
     features = []
     for row in encoded:
         feature = {"input_ids": row["input_ids"], "word_starts": row["word_starts"], "post_index": row["post_index"]}

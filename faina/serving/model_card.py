@@ -15,6 +15,7 @@ import yaml
 
 from common.spread import mean_std
 from faina.formats.labels import LabelInventory
+from faina.serving.card_decisions import decision_lines
 
 WHAT = {
     "span": "marks fallacious spans (BIO tags per label and annotator view)",
@@ -112,12 +113,7 @@ def model_card(meta: dict, config: dict, run: dict, inventory: LabelInventory, r
         "",
         f"- level: {level}, label grain: {meta['grain']}, {len(meta['labels'])} labels, "
         + _views_line(meta["num_views"], config["views"], str(data.get("targets", "views"))),
-        "- decision rules: "
-        + (
-            json.dumps(config["thresholds"])
-            if config.get("thresholds")
-            else "Viterbi decoding of each decoder's CRF (valid BIO transitions only)"
-        ),
+        *decision_lines(config.get("thresholds") or {}, meta["labels"], config["views"]),
         *_context_lines(config.get("context") or []),
         "",
         "## Training data",

@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import lightning.pytorch as pl
-from lightning.pytorch.callbacks import RichProgressBar
 
+from common.progress_bar import TerminalProgressBar
 from faina.data.datamodule import FainaDataModule
 from faina.data.folds import FoldSplit
 from faina.data.levels import LEVELS
@@ -113,7 +113,7 @@ def predict_outputs(model, meta: dict, corpus, batch_size: int = 32, raw: bool =
         logger=False,
         enable_checkpointing=False,
         enable_model_summary=False,
-        callbacks=[RichProgressBar(console_kwargs={"stderr": True})],  # progress on stderr: stdout is for results
+        callbacks=[TerminalProgressBar()],  # progress on stderr (stdout is for results), on a terminal only
         inference_mode=not raw,
     )
     return trainer.predict(_PredictionPass(model, raw), dataloaders=datamodule.test_dataloader(), weights_only=True)

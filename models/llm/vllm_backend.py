@@ -5,7 +5,8 @@ the model sees exactly what the transformers backend feeds it); greedy and sampl
 with ``SamplingParams`` (``temperature=0`` is greedy; ``n=k`` samples with a seed), beam search through
 ``LLM.beam_search`` with ``BeamSearchParams(beam_width=beams)``; a LoRA adapter folder written by peft through
 ``LoRARequest``. Results: ``RequestOutput.outputs[j].token_ids`` (and a beam's ``tokens`` minus the prompt)
-are decoded by the project's tokenizer with special tokens skipped, as the transformers backend decodes.
+are decoded by the project's tokenizer with special tokens skipped, as the transformers backend decodes. vLLM's own
+progress bar shows while ``LLM.generate`` runs on a terminal (``common.progress.on_terminal``).
 
 vLLM is an optional extra for CUDA machines (``pip install '.[vllm]'``); selecting it without vLLM or without
 a GPU ends in one message. GGUF models are served from their converted safetensors folder
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import UserError
+from common.progress import on_terminal
 from models.llm.backends import Decoding, GenerationBackend
 
 
@@ -128,7 +130,7 @@ class VllmBackend(GenerationBackend):
             )
         else:
             params = self.api.SamplingParams(n=1, temperature=0.0, max_tokens=decoding.max_new_tokens)
-        results = self.engine.generate(prompts, params, use_tqdm=False, lora_request=self.lora_request)
+        results = self.engine.generate(prompts, params, use_tqdm=on_terminal(), lora_request=self.lora_request)
         # LLM.generate answers in input order; strict: a missing answer must not shift the rows silently
         return [
             [self._decode(out.token_ids) for out in result.outputs[: decoding.k]]

@@ -113,7 +113,7 @@ def test_a_span_cut_across_runs_has_one_label_box_and_continuation_boxes():
 
 def test_each_label_has_its_own_colour_keyed_by_its_place_in_the_inventory_with_readable_text():
     colours = palette()
-    assert len(set(colours)) == len(colours) == 60
+    assert len(set(colours)) == len(colours) == 32
     assert all(max(contrast(c, "#000000"), contrast(c, "#ffffff")) >= 4.5 for c in colours)
     faina = Palette(FAINA)
     assert len(set(faina.background.values())) == len(FAINA) == 23
@@ -184,3 +184,47 @@ def test_chromium_draws_every_label_in_its_own_colour_and_no_box_over_another_or
     painted = {_hex(pixel) for pixel in shot.getdata()}
     assert {colours.background[label] for label in LABELS} <= painted
     assert len({colours.background[label] for label in LABELS}) == len(LABELS)  # seven labels, seven colours
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_a_screenshot_of_the_tag_page_shows_the_20_fine_labels_in_colours_told_apart_in_every_vision(tmp_path):
+    """Every fine label on one page, as the browser paints it: the colour sampled inside each legend key and each
+    span's label box is the palette's, and any two sampled colours are ≥ 10 apart in CIEDE2000, in normal vision and in
+    simulated protanopia, deuteranopia and tritanopia (faina/analysis/colour_vision.py)."""
+    from PIL import Image
+
+    from faina.analysis.colour_vision import VISIONS, closest_pair
+
+    fine = list(LabelInventory.load("faina").fine)
+    words = [f"parola{k}" for k in range(len(fine))]
+    text = " ".join(words)
+    starts = [sum(len(w) + 1 for w in words[:k]) for k in range(len(words))]
+    spans = [
+        {
+            "view": "a1",
+            "label": label,
+            "start_char": starts[k],
+            "end_char": starts[k] + len(words[k]),
+            "start_token": k,
+            "end_token": k + 1,
+            "text": words[k],
+        }
+        for k, label in enumerate(fine)
+    ]
+    page = tmp_path / "tag.html"
+    page.write_text(tag_page([{"text": text, "tokens": words, "spans": spans}], ["a1"], "20 labels", FAINA))
+    size = (1000, 900)
+    boxes = geometry(page, ".legend .key, .spans .label", size=size)
+    assert sorted(e["label"] for e in boxes) == sorted(fine * 2)  # a legend key and a span's box per label
+    shot = Image.open(screenshot(page, tmp_path / "labels.png", size=size)).convert("RGB")
+    colours = Palette(FAINA)
+    sampled = {}
+    for box in boxes:  # inside the box's left padding, where no letter is
+        x, y = int(box["left"]) + 2, int((box["top"] + box["bottom"]) / 2)
+        sampled.setdefault(box["label"], set()).add(_hex(shot.getpixel((x, y))))
+    assert sampled == {label: {colours.background[label]} for label in fine}
+    sampled = {label: colour for label, (colour,) in sampled.items()}
+    for vision in VISIONS:
+        smallest, pair = closest_pair(list(sampled.values()), vision)
+        assert smallest >= 10, f"{pair} look {smallest:.1f} apart ({vision})"

@@ -4,6 +4,7 @@ go to the user's cache folder, and the log holds none of the libraries' known no
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -80,6 +81,16 @@ def test_the_log_holds_none_of_the_known_noise(quiet_run):
     assert "| strict | avg |" in done.stdout  # and its results table is on stdout
 
 
+@pytest.mark.e2e
+def test_a_redirected_log_holds_no_bar_frames_and_no_warning_source_lines(quiet_run):
+    """stderr is a pipe here, as in a log file: no progress bar draws, and the expected states of a one-epoch run
+    (zero denominators, an early collapse) are plain lines, not Python's ``file.py:57: ...Warning`` and its
+    source line."""
+    done, _, _, _ = quiet_run
+    assert "tokenising posts:" not in done.stderr and "━" not in done.stderr and "Predicting" not in done.stderr
+    assert re.findall(r"^.*\.py:\d+: \w*Warning.*$", done.stderr, re.MULTILINE) == []
+
+
 def test_other_warnings_of_the_same_library_still_show():
     """The pytree filter names one message of one module: the same category elsewhere is not hidden."""
     import warnings
@@ -115,7 +126,8 @@ def test_lightning_notices_other_than_the_known_ones_still_show(caplog):
     with caplog.at_level(logging.INFO, logger="lightning.pytorch.utilities.rank_zero"):
         rank_zero.info("GPU available: False, used: False")
         rank_zero.info("`Trainer.fit` stopped: `max_epochs=1` reached.")
-    assert [r.getMessage() for r in caplog.records] == ["`Trainer.fit` stopped: `max_epochs=1` reached."]
+        rank_zero.info("`Trainer.fit` stopped: `max_steps=10` reached.")
+    assert [r.getMessage() for r in caplog.records] == ["`Trainer.fit` stopped: `max_steps=10` reached."]
 
 
 def test_redirected_logs_get_no_colour_codes(monkeypatch):
