@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import random
 import shutil
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from safetensors.torch import load_file, save
 from common.errors import UserError
 from common.faults import kill_point
 from common.io import atomic_write, atomic_write_bytes
+from common.phase_timing import PhaseClock
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +108,15 @@ class AtomicCheckpointIO(TorchCheckpointIO):
     fsync, rename. (Lightning's own writer stages the bytes in memory and in the system temp folder, then
     copies them over the target, which a kill or a full disk can leave truncated.)"""
 
+    def __init__(self, clock: PhaseClock | None = None):
+        super().__init__()
+        self.clock = clock  # where the seconds of the writes go (a fold's ``checkpoints`` phase)
+
     def save_checkpoint(self, checkpoint: dict[str, Any], path, storage_options: Any | None = None) -> None:
+        start = time.perf_counter()
         atomic_write(path, lambda handle: torch.save(checkpoint, handle))
+        if self.clock is not None:
+            self.clock.add("checkpoints", time.perf_counter() - start)
 
     def load_checkpoint(self, path, map_location=lambda storage, loc: storage, weights_only: bool | None = None):
         damage = checkpoint_damage(path)

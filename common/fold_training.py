@@ -30,6 +30,7 @@ from lightning.pytorch.loggers import WandbLogger
 from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
 from common.early_stopping import DevEarlyStopping
 from common.faults import kill_point
+from common.phase_timing import PhaseClock, ValidationClock
 from common.weight_averaging import LastEpochsAverage
 
 
@@ -73,13 +74,14 @@ class FoldTrainer:
         self.average = LastEpochsAverage(settings.average_last) if settings.average_last else None
         self.early_stopping = settings.early_stopping
         self.trainer: pl.Trainer | None = None
+        self.clock = PhaseClock()  # the fold's phases from here on (``common.phase_timing``)
 
     def fit(
         self, module: pl.LightningModule, trainer_overrides: dict[str, Any] | None = None, **fit_inputs: Any
     ) -> pl.Trainer:
         """``Trainer.fit`` from the fold's ``trainer`` config, resumed from ``last.ckpt`` when there is one."""
         optional = [c for c in (self.average, self.early_stopping) if c is not None]
-        callbacks = [*instantiate_all(self.settings.callbacks), *optional, self.checkpoint]
+        callbacks = [*instantiate_all(self.settings.callbacks), *optional, self.checkpoint, ValidationClock(self.clock)]
         settings = {}
         if "enable_progress_bar" not in self.settings.trainer:
             # no bar among the callbacks (callbacks=none) means none: Lightning would add its own, on stdout
@@ -88,13 +90,14 @@ class FoldTrainer:
             dict(self.settings.trainer),
             logger=self.loggers or False,
             callbacks=callbacks,
-            plugins=[AtomicCheckpointIO()],
+            plugins=[AtomicCheckpointIO(self.clock)],
             default_root_dir=str(self.fold_dir),
             **{**settings, **(trainer_overrides or {})},
         )
-        self.trainer.fit(
-            module, **fit_inputs, ckpt_path=resume_checkpoint(self.fold_dir, self.index), weights_only=True
-        )
+        with self.clock.phase("fit"):
+            self.trainer.fit(
+                module, **fit_inputs, ckpt_path=resume_checkpoint(self.fold_dir, self.index), weights_only=True
+            )
         kill_point("trained")  # the fault tests' "killed after training, before the prediction file"
         return self.trainer
 

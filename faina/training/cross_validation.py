@@ -19,6 +19,7 @@ Under DDP every process trains; rank 0 alone finishes, writes and scores. One ru
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -27,6 +28,7 @@ from common.errors import UserError
 from common.experiments import exclusive_experiment, guard_same_experiment, run_folds
 from common.fold_training import FoldTrainer
 from common.io import atomic_write_json
+from common.phase_timing import summary_line
 from common.weight_averaging import check_average_last
 from faina.data.datamodule import FainaDataModule
 from faina.data.features import with_gold_views
@@ -79,6 +81,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
     sampling = check_sampling(cfg)
     encoder_settings(plain(cfg.encoder))
     check_training_length(cfg)
+    started = time.perf_counter()
     entries = read_run_entries(cfg, official)
     target = target_entry(entries)
     with exclusive_experiment(exp_dir):
@@ -88,6 +91,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
             features[entry.name] = entry_features(cfg, entry, tokenizer)
             if official and entry.data.unlabelled is not None:
                 predict_features[entry.name] = encode_features(cfg, entry.data, entry.data.unlabelled, tokenizer)
+        data_seconds = time.perf_counter() - started
         folds = entry_splits(cfg, entries)
         guard_same_experiment(cfg, exp_dir)
         results = run_folds(
@@ -104,7 +108,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
             return {}
         if official and cfg.cv.num_folds > 1 and len(results) == cfg.cv.num_folds:
             write_ensemble_submissions(cfg, exp_dir, entries)
-        return report(cfg, exp_dir, entries, results)
+        return report(cfg, exp_dir, entries, results, data_seconds)
 
 
 def entry_features(cfg: DictConfig, entry: TaskEntry, tokenizer) -> list[dict]:
@@ -137,7 +141,8 @@ def run_fold(
     index = splits[target.name].fold
     fold = FoldTrainer(fold_settings(cfg, index, fold_dir), index, fold_dir)
     train_posts = {entry.name: splits[entry.name].train for entry in entries}
-    model = build_fold_model(entries, cfg.encoder, train_posts, cfg.task.get("selection", "target"))
+    with fold.clock.phase("model"):
+        model = build_fold_model(entries, cfg.encoder, train_posts, cfg.task.get("selection", "target"))
     length_grouped = cfg.loader.get("length_grouped", True)
     modules = [
         FainaDataModule(
@@ -190,6 +195,7 @@ def run_fold(
                 device,
                 check_model_config(model.blocks[entry.head]),
                 encoder_block,
+                fold.clock,
             )
     if len(entries) == 1:
         result.update(finished[target.name])
@@ -203,6 +209,9 @@ def run_fold(
         result.update(target=target.name, entries=finished)
         logged = logged_test_metrics(result, target.name)
     prediction_file = finished[target.name].get("prediction_file")
+    result["phases"] = fold.clock.record()
+    log.info("%s", summary_line(index, result["phases"]))
+    logged.update({f"phases/{name}": value for name, value in result["phases"]["seconds"].items()})
     fold.close(logged, Path(prediction_file) if prediction_file else None)
     atomic_write_json(fold_dir / "metrics.json", result)
     return result

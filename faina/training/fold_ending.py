@@ -16,6 +16,7 @@ from pathlib import Path
 import hydra
 import lightning.pytorch as pl
 
+from common.phase_timing import PhaseClock
 from faina.data.datamodule import FainaDataModule
 from faina.data.folds import FoldSplit
 from faina.data.levels import LEVELS, subset
@@ -39,17 +40,21 @@ def finish_entry(
     device: DeviceSettings,
     named_model,
     encoder_block: dict,
+    clock: PhaseClock,
 ) -> dict:
     """One entry's fold ending (module docstring) into ``entry_dir``: its rule and calibration fitted on its dev split
     (``fit``; a head shared with an earlier entry is fitted by that one), exported, predicted, written and scored.
-    Returns the entry's metrics."""
+    Each step's seconds go to the fold's ``clock`` (tuning, calibration, prediction, outputs). Returns the entry's
+    metrics."""
     entry_dir.mkdir(parents=True, exist_ok=True)
     split = module.split
     result: dict = {"train_posts": len(split.train), "dev_posts": len(split.dev)}
     calibrated = head.applies_calibration  # a shared head: calibrated by the entry that fitted it
     if fit:
-        tuned = tune_on_dev(device.accelerator, head, module.whole_dev_dataloader())
-        fitted = calibrate_on_dev(device.accelerator, head, module.whole_dev_dataloader())
+        with clock.phase("tuning"):
+            tuned = tune_on_dev(device.accelerator, head, module.whole_dev_dataloader())
+        with clock.phase("calibration"):
+            fitted = calibrate_on_dev(device.accelerator, head, module.whole_dev_dataloader())
         calibrated = bool(fitted)
         if tuned:
             result["tuned_on_dev"] = tuned
@@ -57,24 +62,28 @@ def finish_entry(
             result["calibrated_on_dev"] = fitted
     data = entry.data
     labels_inventory = str(entry.data_block.get("labels"))
-    export_model(
-        head,
-        entry.task["name"],
-        data.level,
-        data.grain,
-        data.labels,
-        data.model_views,
-        labels_inventory,
-        named_model,
-        encoder_block,
-        entry_dir,
-        data.context,
-    )
+    with clock.phase("outputs"):
+        export_model(
+            head,
+            entry.task["name"],
+            data.level,
+            data.grain,
+            data.labels,
+            data.model_views,
+            labels_inventory,
+            named_model,
+            encoder_block,
+            entry_dir,
+            data.context,
+        )
     predicting = module.predict_features is not None
     if predicting or split.test:
-        outputs = predict_on_one_device(device, head, module)
+        with clock.phase("prediction"):
+            outputs = predict_on_one_device(device, head, module)
         predicted_file = len(module.predict_features) if predicting else None
-        write_fold_outputs(entry.task["eval_task"], data, outputs, split, entry_dir, predicted_file, calibrated, result)
+        with clock.phase("outputs"):
+            eval_task = entry.task["eval_task"]
+            write_fold_outputs(eval_task, data, outputs, split, entry_dir, predicted_file, calibrated, result)
     return result
 
 

@@ -38,6 +38,22 @@ def entry_results(results: list[dict], entries: list[TaskEntry], entry: TaskEntr
     return [r["entries"][entry.name] for r in results if entry.name in r.get("entries", {})]
 
 
+def run_phases(results: list[dict], data_seconds: float | None) -> dict:
+    """The run's cost: the seconds of each phase summed over the folds that trained in this run (a fold finished
+    earlier keeps its own), the data and features' seconds, and the bytes the folds wrote."""
+    folds = [r["phases"] for r in results if isinstance(r.get("phases"), dict)]
+    if not folds and data_seconds is None:
+        return {}
+    seconds: dict[str, float] = {}
+    if data_seconds is not None:
+        seconds["data_and_features"] = round(data_seconds, 3)
+    for phases in folds:
+        for name, value in phases.get("seconds", {}).items():
+            seconds[name] = round(seconds.get(name, 0.0) + value, 3)
+    written = [p.get("bytes_written") for p in folds]
+    return {"seconds": seconds, "bytes_written": None if None in written else sum(written)}
+
+
 def table_title(cfg: DictConfig, entries: list[TaskEntry], entry: TaskEntry) -> str:
     if len(entries) == 1:
         return f"{cfg.task.name} · {cfg.encoder.name} · {cfg.data.name}"
@@ -45,8 +61,11 @@ def table_title(cfg: DictConfig, entries: list[TaskEntry], entry: TaskEntry) -> 
     return f"{entry.name} ({entry.task['name']}, {role}) · {cfg.encoder.name} · {cfg.data.name}"
 
 
-def report(cfg: DictConfig, exp_dir: Path, entries: list[TaskEntry], results: list[dict]) -> dict[str, float]:
-    """Print and save the tables over folds; return (and log as the experiment's W&B run) the over-fold metrics."""
+def report(
+    cfg: DictConfig, exp_dir: Path, entries: list[TaskEntry], results: list[dict], data_seconds: float | None = None
+) -> dict[str, float]:
+    """Print and save the tables over folds; return (and log as the experiment's W&B run) the over-fold metrics.
+    ``data_seconds``: the run's reading and tokenising (before any fold), recorded beside the folds' phases."""
     single = len(entries) == 1
     dev = [r["best_dev_f1"] for r in results if r.get("best_dev_f1") is not None]
     metrics: dict[str, float] = {
@@ -82,6 +101,10 @@ def report(cfg: DictConfig, exp_dir: Path, entries: list[TaskEntry], results: li
         saved.update(blocks.get(entries[0].name, {}))
     else:
         saved.update(target=target_entry(entries).name, entries=blocks)
+    phases = run_phases(results, data_seconds)
+    if phases:
+        saved["phases"] = phases
+        metrics.update({f"phases/{name}": value for name, value in phases["seconds"].items()})
     atomic_write_json(exp_dir / "results.json", saved)
     if tables:
         text = "\n".join(tables)

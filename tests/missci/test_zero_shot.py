@@ -49,7 +49,9 @@ def test_select_limits_fallacies(data_dir):
     assert [a.id for a in two] == [a.id for a in arguments[:2]] and two[1].fallacies == arguments[1].fallacies
 
 
-def test_tiny_model_end_to_end(tmp_path, data_dir, capsys):
+def test_tiny_model_end_to_end(tmp_path, data_dir, capsys, monkeypatch):
+    for module in ("common.progress", "common.progress_bar"):  # as on a terminal: the generation bars show
+        monkeypatch.setattr(f"{module}.on_terminal", lambda: True)
     metrics = run_on_first_fallacies(tmp_path, data_dir, "tiny-llama", 6, 3, consistency=True)
     predictions = read_predictions(tmp_path / "predictions-dev.jsonl")
     assert [p.fallacy_id for p in predictions] == first_fallacy_ids(data_dir, "dev", 3)

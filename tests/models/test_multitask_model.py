@@ -109,3 +109,27 @@ def test_selection_is_the_targets_f1_or_the_weighted_mean():
     assert stub.selection_score({"a": 0.2, "b": 0.6}) == 0.2
     stub.selection = "mean"
     assert stub.selection_score({"a": 0.2, "b": 0.6}) == pytest.approx((0.2 + 3 * 0.6) / 4)
+
+
+def test_gradual_unfreezing_of_the_target_opens_the_shared_encoder_layer_by_layer(parts):
+    """The target head's ``gradual_unfreezing`` is the multi-task model's: its callback runs on the whole model and
+    freezes the shared encoder in epoch 0 (only heads train), then opens one layer group per epoch from the top."""
+    from types import SimpleNamespace
+
+    from models.unfreezing import GradualUnfreezing
+
+    model = build(parts)
+    assert model.configure_callbacks() == []  # off by default, as in a single-task model
+    model.heads["span_f"].gradual_unfreezing = True
+    callbacks = model.configure_callbacks()
+    assert [type(c) for c in callbacks] == [GradualUnfreezing]
+    groups = model.encoder_layer_groups()
+    assert [[id(p) for p in g] for g in groups] == [
+        [id(p) for p in g] for g in model.heads["span_f"].encoder_layer_groups()
+    ]
+    assert {id(p) for g in groups for p in g} == {id(p) for p in model.encoder.parameters() if p.requires_grad}
+    for epoch, open_groups in ((0, 0), (1, 1), (len(groups), len(groups))):
+        callbacks[0].on_train_epoch_start(SimpleNamespace(current_epoch=epoch), model)
+        trainable = [all(p.requires_grad for p in g) for g in groups]
+        assert trainable == [index >= len(groups) - open_groups for index in range(len(groups))], epoch
+        assert all(p.requires_grad for head in model.heads.values() for p in head.heads_parameters())

@@ -136,3 +136,51 @@ def test_a_batch_that_does_not_split_over_the_processes_is_one_message():
         module.processes()
     module.trainer = SimpleNamespace(distributed_sampler_kwargs={"num_replicas": 3, "rank": 2})
     assert module.processes() == (3, 2)
+
+
+def _train_multi(tmp_path: Path, encoder: Path, sample: Path, name: str, *trainer: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
+    conll = sample / "sample.conll"
+    command = [
+        sys.executable, "train.py", "task=multi", *trainer, "trainer.max_epochs=2", "cv.num_folds=2", "cv.folds=[0]",
+        "cv.dev_fraction=0.25", "callbacks=none", "logger=csv", "loader.batch_size=8",
+        "task.entries.span_f.model.dropout=0", "task.entries.post_f.model.dropout=0",
+        f"task.entries.span_f.data.train_path={conll}", f"task.entries.post_f.data.train_path={conll}",
+        f"paths.root_dir={tmp_path}", f"encoder.name_or_path={encoder}", f"name={name}",
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def _multi_dev_epochs(fold: Path) -> list[tuple]:
+    """Per validation, the optimiser steps so far and each entry's dev F1 and counts."""
+    rows = list(csv.DictReader((fold / "logs" / "metrics.csv").open()))
+    keys = ("val/span_f/f1", "val/post_f/f1", "val/span_f/gold_spans", "val/post_f/gold_labels")
+    return [(int(r["step"]), *(float(r[k]) if r.get(k) else None for k in keys)) for r in rows if r.get("val/f1")]
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_a_multi_task_run_under_two_ddp_processes_trains_like_one(tiny_encoder, small_sample, tmp_path):
+    """``task=multi`` under DDP: every process takes the same entry at each step and half of its batch, so the run
+    makes the one-process run's optimiser steps and its dev scores per entry match it (dropout off: nothing random
+    is left in a step but the order of the gradient all-reduce's float sums)."""
+    encoder = _dropout_free_copy(tiny_encoder, tmp_path / "encoder")
+    _train_multi(tmp_path, encoder, small_sample, "one", "trainer.devices=1")
+    ddp = _train_multi(
+        tmp_path, encoder, small_sample, "two", "trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2"
+    )
+    assert "GLOBAL_RANK: 0, MEMBER: 1/2" in ddp.stderr and "GLOBAL_RANK: 1, MEMBER: 2/2" in ddp.stderr
+    one_fold, two_fold = tmp_path / "results" / "one" / "fold0", tmp_path / "results" / "two" / "fold0"
+    one, two = _multi_dev_epochs(one_fold), _multi_dev_epochs(two_fold)
+    assert len(one) == len(two) == 2
+    for first, second in zip(one, two):
+        assert first[0] == second[0] > 0  # the same optimiser steps at each validation
+        assert first[1:3] == pytest.approx(second[1:3], abs=1e-4)  # each entry's dev F1
+        assert first[3:] == second[3:]  # dev counts: sums over the processes, every post once
+    for entry in ("span_f", "post_f"):
+        scores = [
+            json.loads((fold / "metrics.json").read_text())["entries"][entry]["test"] for fold in (one_fold, two_fold)
+        ]
+        assert scores[1]["strict"]["avg"]["f1"] == pytest.approx(scores[0]["strict"]["avg"]["f1"], abs=1e-3)

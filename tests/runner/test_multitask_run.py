@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from faina.formats.any_file import read_any
 from replica_cli import assert_ran, run_cli
@@ -132,7 +133,25 @@ def test_the_results_folder_predicts_with_each_heads_ensemble(span_and_post, sma
         str(tmp_path / "one.tsv"),
     )
     assert_ran(single)
-    assert (tmp_path / "e.tsv").is_file() and (tmp_path / "one.tsv").is_file()
+    # the ensemble is the two folds' post heads: its probabilities are the mean of theirs, post by post
+    from faina.formats.probability_file import read_probabilities
+
+    probabilities = []
+    models = (
+        (run, "e", ["--head", "post_f"]),
+        (run / "fold0" / "post_f", "f0", []),
+        (run / "fold1" / "post_f", "f1", []),
+    )
+    for model, name, head in models:
+        written = tmp_path / f"{name}.jsonl"
+        args = ["-m", "faina.predict", str(model), str(small_sample / "sample-unlabelled.tsv"), str(tmp_path / "x.tsv")]
+        assert_ran(run_cli(*args, *head, "--probabilities", str(written)))
+        probabilities.append({post.post_id: post.values for post in read_probabilities(written).posts})
+    ensemble, first, second = probabilities
+    assert set(ensemble) == set(first) == set(second) and len(ensemble) == len(read_any(small_sample / "sample.tsv"))
+    for post_id, values in ensemble.items():
+        assert values == pytest.approx((first[post_id] + second[post_id]) / 2, abs=1e-5)
+    assert len(read_any(tmp_path / "e.tsv").rows) == len(ensemble)
 
 
 def test_tag_and_export_serve_every_head_or_the_chosen_one(span_and_post, tmp_path):
@@ -225,6 +244,58 @@ def test_a_lora_decoder_encoder_is_shared_and_each_head_saves_the_adapters_only(
         with safe_open(str(fold / head / "model.safetensors"), framework="pt") as weights:
             encoder = [name for name in weights.keys() if name.startswith("encoder.")]
         assert encoder and all(".lora_" in name for name in encoder), head  # no frozen base weight
+    # the post head with the shared LoRA encoder, read back in a fresh process, predicts its fold's test posts as
+    # the run did: the same file, byte for byte
     out = tmp_path / "p.tsv"
-    assert_ran(run_cli("-m", "faina.predict", str(fold), str(small_sample / "sample-unlabelled.tsv"), str(out)))
-    assert out.is_file()
+    assert_ran(run_cli("-m", "faina.predict", str(fold), str(fold / "post_f" / "gold.tsv"), str(out)))
+    assert out.read_text() == (fold / "post_f" / "predictions.tsv").read_text()
+
+
+def test_gradual_unfreezing_freezes_the_shared_encoder_in_the_first_epoch(tmp_path, tiny_encoder, small_sample):
+    """``task=multi`` with the target's gradual unfreezing, one epoch: every head trained, the shared encoder did
+    not move (both heads' saved encoders are the tiny encoder's own weights), and nothing was refused."""
+    from safetensors.torch import load_file
+
+    result = train_multi(
+        tmp_path, "unfreeze", tiny_encoder, *sample_entries(small_sample),
+        "task.entries.span_f.model.module.gradual_unfreezing=true", "cv.folds=[0]",
+    )  # fmt: skip
+    assert_ran(result)
+    pretrained = load_file(str(Path(tiny_encoder) / "model.safetensors"))
+    fold = tmp_path / "results" / "unfreeze" / "fold0"
+    for head in ("span_f", "post_f"):
+        saved = load_file(str(fold / head / "model.safetensors"))
+        encoder = {
+            name.split("encoder.model.", 1)[1]: value for name, value in saved.items() if "encoder.model." in name
+        }
+        assert encoder and set(encoder) <= set(pretrained), head
+        assert all(torch.equal(value, pretrained[name]) for name, value in encoder.items()), head
+    untrained = train_multi(
+        tmp_path, "plain", tiny_encoder, *sample_entries(small_sample), "cv.folds=[0]"
+    )  # the same run without it: the encoder moves
+    assert_ran(untrained)
+    moved = load_file(str(tmp_path / "results" / "plain" / "fold0" / "span_f" / "model.safetensors"))
+    encoder = {name.split("encoder.model.", 1)[1]: v for name, v in moved.items() if "encoder.model." in name}
+    assert any(not torch.equal(value, pretrained[name]) for name, value in encoder.items())
+
+
+def test_cv_official_ensemble_writes_each_heads_submission(tmp_path, tiny_encoder, small_sample):
+    """``task=multi cv=official cv.ensemble=2``: each model predicts the target's test file in its own entry folder,
+    and the run writes the span head's ensemble over both models, what ``faina.predict`` gives for the results folder
+    and that head, byte for byte."""
+    result = train_multi(
+        tmp_path, "official", tiny_encoder, *sample_entries(small_sample), "cv=official", "cv.ensemble=2"
+    )
+    assert_ran(result)
+    exp = tmp_path / "results" / "official"
+    ensembled = exp / "submission-ensemble-span_f.conll"
+    unlabelled = read_any(small_sample / "sample-unlabelled.conll")
+    assert [p.tokens for p in read_any(ensembled).posts] == [p.tokens for p in unlabelled.posts]
+    assert (exp / "probabilities-ensemble-span_f.jsonl").is_file()
+    assert not list(exp.glob("submission-ensemble-post_f.*"))  # the post entry has no test file
+    for k in (0, 1):
+        assert (exp / f"fold{k}" / "span_f" / "submission.conll").is_file()
+    again = tmp_path / "again.conll"
+    args = ("-m", "faina.predict", str(exp), str(small_sample / "sample-unlabelled.conll"), str(again))
+    assert_ran(run_cli(*args, "--head", "span_f"))
+    assert again.read_bytes() == ensembled.read_bytes()

@@ -256,11 +256,20 @@ def test_the_offline_encoder_is_named_by_its_hub_id_and_other_folders_by_their_n
     assert hub_id_of(str(tmp_path / "my-encoder")) == "my-encoder"
 
 
-def test_long_loops_show_progress_on_stderr_and_keep_stdout_for_results(exported, small_sample, tmp_path, capsys):
+def test_long_loops_show_progress_on_stderr_and_keep_stdout_for_results(
+    exported, small_sample, tmp_path, capsys, monkeypatch
+):
+    """On a terminal the loops show their bars on stderr; into a file or a pipe they are quiet (the results on
+    stdout either way)."""
     from faina.predict import main as predict_main
 
     posts = tmp_path / "posts.txt"
     posts.write_text("\n".join(POSTS * 4) + "\n")  # 12 posts: 3 batches of 4
+    tag_main([str(exported["folders"]["span"]), "--input", str(posts), "--batch-size", "4", "--json"])
+    quiet = capsys.readouterr()
+    assert len(quiet.out.splitlines()) == 12 and "tagging" not in quiet.err  # stderr is no terminal here
+    for module in ("common.progress", "common.progress_bar"):
+        monkeypatch.setattr(f"{module}.on_terminal", lambda: True)
     tag_main([str(exported["folders"]["span"]), "--input", str(posts), "--batch-size", "4", "--json"])
     captured = capsys.readouterr()
     assert len(captured.out.splitlines()) == 12 and all(

@@ -3,12 +3,14 @@
 ``train.py`` runs as a user would start it. ``FALLACY_KILL_AT=<point>@<n>`` (``common.faults``) makes the
 process SIGKILL itself the n-th time it reaches a point, so every kill lands at the same place on every
 machine, however loaded. ``snapshot`` reads a results folder as ``{relative path: bytes}`` (root paths
-replaced, per-run Hydra folders and loggers' CSV files left out), so a killed-and-rerun experiment can be
-compared byte for byte with an uninterrupted one.
+replaced, per-run Hydra folders and loggers' CSV files left out, and the folds' wall-clock ``phases`` left out of
+the JSON files: seconds differ between any two runs), so a killed-and-rerun experiment can be compared byte for
+byte with an uninterrupted one.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -91,10 +93,21 @@ def snapshot(root: Path) -> dict[str, bytes]:
         ):
             continue
         data = path.read_bytes()
+        if path.suffix == ".json":
+            data = json.dumps(without_timings(json.loads(data)), sort_keys=True).encode()
         if path.suffix in TEXT_SUFFIXES:
             data = data.replace(str(root).encode(), b"<root>")
         files[str(relative)] = data
     return files
+
+
+def without_timings(node):
+    """A JSON value without its ``phases`` blocks (the wall-clock cost of each fold and of the run)."""
+    if isinstance(node, dict):
+        return {key: without_timings(value) for key, value in node.items() if key != "phases"}
+    if isinstance(node, list):
+        return [without_timings(item) for item in node]
+    return node
 
 
 def describe(result: subprocess.CompletedProcess) -> str:
