@@ -81,10 +81,12 @@ def run(cfg: DictConfig) -> dict[str, float]:
     sampling = check_sampling(cfg)
     encoder_settings(plain(cfg.encoder))
     check_training_length(cfg)
+    if cfg.task.get("entries") is None:  # a single-task run's model block, before its experiment folder exists
+        check_model_config(cfg.model)
     started = time.perf_counter()
-    entries = read_run_entries(cfg, official)
-    target = target_entry(entries)
-    with exclusive_experiment(exp_dir):
+    with exclusive_experiment(exp_dir):  # a second run of the experiment stops here, before reading anything
+        entries = read_run_entries(cfg, official)
+        target = target_entry(entries)
         tokenizer = load_tokenizer(plain(cfg.encoder))
         features, predict_features = {}, {}
         for entry in entries:

@@ -14,7 +14,7 @@ import torch
 from common.checkpointing import checkpoint_damage
 from common.errors import UserError
 from common.locking import experiment_lock
-from faina.training import cross_validation
+from faina.data import task_data
 from runner.faults import harness
 from tests_paths import REPO
 from train import run
@@ -25,13 +25,13 @@ def test_second_run_of_the_same_experiment_stops_at_once(make_cfg, monkeypatch):
     cfg = make_cfg("task=post-c", "debug=fast", "cv.folds=[0]", "name=locked")
     exp = Path(cfg.paths.results_dir) / "locked"
     reads = []
-    original_load = cross_validation.load_task_data
+    original_load = task_data.load_task_data
 
     def counting_load(*args, **kwargs):
         reads.append(args)
         return original_load(*args, **kwargs)
 
-    monkeypatch.setattr(cross_validation, "load_task_data", counting_load)
+    monkeypatch.setattr(task_data, "load_task_data", counting_load)
     with experiment_lock(exp):
         with pytest.raises(UserError, match=r"another run of this experiment is in progress \(pid \d+ on .+, started"):
             run(cfg)
