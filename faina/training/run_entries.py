@@ -22,11 +22,11 @@ from models.multitask import SELECTIONS
 
 
 def read_run_entries(cfg: DictConfig, official: bool) -> list[TaskEntry]:
-    """The run's entries with their data read (``cv=official``: with the files to predict), every model block
-    checked: a single-task run's before its data is read."""
+    """The run's entries with their data read (``cv=official``: with the files to predict), every entry's model
+    block checked (a single-task run's ``model`` block is checked by the runner before its experiment folder
+    exists)."""
     listed = cfg.task.get("entries")
     if listed is None:
-        check_model_config(cfg.model)
         return [single_entry(plain(cfg.task), plain(cfg.data), plain(cfg.model), official)]
     entries = read_entries(plain(listed), official)
     for entry in entries:  # each head's model block, before the first fold trains
