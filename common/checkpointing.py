@@ -1,14 +1,19 @@
 """How a fold checkpoints: the best dev weights, and everything a rerun needs to continue exactly.
 
 Per fold, ``checkpoints/`` holds
-- ``last.ckpt``, written at the end of every epoch: weights, optimiser, scheduler and loop counters
-  (Lightning's), plus this callback's state: the best-so-far score and epoch, and the RNG states of python,
-  numpy and torch at that moment. A fold resumed from it trains exactly as if it had never stopped: the same
-  dropout masks (restored RNG), the same batches (``common.sampling.EpochShuffle``), the same frozen layers
-  (gradual unfreezing is a function of the epoch) and learning rates (scheduler state).
-- ``best-epoch=<e>.safetensors``: the weights alone (a third of a full checkpoint: no optimiser moments),
-  written only when the monitored dev score improves. The file carries its epoch and ``last.ckpt`` records
-  which one is current, so a kill between the two writes never pairs a score with another epoch's weights.
+- ``last.ckpt``, written at the end of an epoch once the resume interval has passed (``resume_every_minutes``
+  of training since the last one, default 10, or every ``resume_every_n_epochs`` epochs; either that is set
+  triggers it): weights, optimiser, scheduler and loop counters (Lightning's), plus this callback's state: the
+  best-so-far score and epoch, and the RNG states of python, numpy and torch at that moment. A fold resumed from it
+  trains exactly as if it had never stopped: the same dropout masks (restored RNG), the same batches
+  (``common.sampling.EpochShuffle``), the same frozen layers (gradual unfreezing is a function of the epoch) and
+  learning rates (scheduler state). A fold killed before its first ``last.ckpt`` trains again from scratch, to the
+  same numbers. A full checkpoint is three times the weights (Adam's two moments); written every epoch of every
+  fold it was most of what a run wrote (docs/speed-and-scale.md), hence the interval.
+- ``best-epoch=<e>.safetensors``: the weights alone of the epoch with the best monitored dev score. They are
+  kept in memory when the score improves and written beside each ``last.ckpt`` that needs them (before it:
+  ``last.ckpt`` never names a file that is not there), so a fold that ends without a resume point writes no
+  weights here at all; the runner predicts from the copy in memory (``best_weights``).
 
 Both are written atomically (``common.io.atomic_write``). A ``last.ckpt`` that fails its checksums or does not
 load is reported by name and the fold restarts from scratch instead of trusting it. Once the fold's
@@ -183,23 +188,87 @@ def selected_metrics(callback_metrics) -> dict[str, float]:
     return {name: float(value) for name, value in callback_metrics.items() if name.startswith("val/")}
 
 
+DEFAULT_RESUME_MINUTES = 10.0
+
+
+class ResumeInterval:
+    """When a fold writes its resume point: at the end of every ``epochs``-th epoch, and at the end of the first
+    epoch after ``minutes`` of training since the last one (or since the fit started); ``None`` turns a rule off,
+    both ``None`` writes none (a killed fold then trains again from scratch). Epoch ends only: a resume point
+    mid-epoch would not restore the batch order exactly."""
+
+    def __init__(self, epochs: int | None, minutes: float | None):
+        self.epochs, self.minutes = epochs, minutes
+        self._since = time.monotonic()
+
+    @classmethod
+    def of(cls, epochs: int | None, minutes: float | None) -> ResumeInterval:
+        if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
+            raise UserError(
+                f"checkpoint.resume_every_n_epochs must be a whole number of epochs >= 1 or null, not {epochs!r}",
+                fix="set checkpoint.resume_every_n_epochs=1 (every epoch) or null",
+            )
+        if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or minutes < 0):
+            raise UserError(
+                f"checkpoint.resume_every_minutes must be a number of minutes >= 0 or null, not {minutes!r}",
+                fix=f"set checkpoint.resume_every_minutes={DEFAULT_RESUME_MINUTES:g} or null",
+            )
+        return cls(epochs, None if minutes is None else float(minutes))
+
+    def start(self) -> None:
+        self._since = time.monotonic()
+
+    def saved(self) -> None:
+        self._since = time.monotonic()
+
+    def due(self, epoch: int) -> bool:
+        """Whether the end of ``epoch`` (0-based) writes a resume point."""
+        if self.epochs is not None and (epoch + 1) % self.epochs == 0:
+            return True
+        return self.minutes is not None and time.monotonic() - self._since >= self.minutes * 60
+
+
+def resume_interval_settings(checkpoint_block: Any) -> dict[str, Any]:
+    """``resume_every_n_epochs`` and ``resume_every_minutes`` of a run's ``checkpoint`` block (absent: the defaults),
+    and whether its fold ends with a resume point (``keep``: the kept folder holds one), as ``FoldSettings`` takes
+    them."""
+    block = checkpoint_block or {}
+    return {
+        "resume_every_n_epochs": block.get("resume_every_n_epochs"),
+        "resume_every_minutes": block.get("resume_every_minutes", DEFAULT_RESUME_MINUTES),
+        "final_resume_point": bool(block.get("keep", False)),
+    }
+
+
 class FoldCheckpoint(Checkpoint):
-    """Best weights on improvement, a resumable ``last.ckpt`` every epoch, RNG states saved and restored.
+    """Best weights on improvement, a resumable ``last.ckpt`` at the resume interval, RNG states saved and restored.
 
     Being a Lightning ``Checkpoint``, it runs after the module's ``on_train_epoch_end`` (so it sees metrics
     logged there) and keeps Lightning from adding its default ``ModelCheckpoint``. ``monitor`` absent from
     the logged metrics (no validation, e.g. LoRA fine-tuning) means: no best file, the final weights count.
     """
 
-    def __init__(self, dirpath: str | Path, monitor: str | None = "val/f1", mode: str = "max"):
+    def __init__(
+        self,
+        dirpath: str | Path,
+        monitor: str | None = "val/f1",
+        mode: str = "max",
+        resume_every_n_epochs: int | None = None,
+        resume_every_minutes: float | None = DEFAULT_RESUME_MINUTES,
+        final_resume_point: bool = False,
+    ):
         if mode not in ("max", "min"):
             raise UserError(f"checkpoint.mode must be 'max' or 'min', not {mode!r}", fix="set checkpoint.mode=max")
         self.dirpath = Path(dirpath)
         self.monitor = monitor
         self.mode = mode
+        self.interval = ResumeInterval.of(resume_every_n_epochs, resume_every_minutes)
+        self.final_resume_point = final_resume_point  # checkpoint.keep: the kept folder ends with one
+        self._resume_point_is_current = False
         self.best_model_score: float | None = None
         self.best_epoch: int | None = None
         self.best_metrics: dict[str, float] = {}  # the best epoch's dev metrics (a logger's summary shows them)
+        self._best_weights: dict[str, torch.Tensor] | None = None  # the best epoch's, until written (and after)
         self._pending_rng: dict | None = None
         _quiet_full_checkpoint_note()
 
@@ -209,7 +278,16 @@ class FoldCheckpoint(Checkpoint):
 
     @property
     def best_model_path(self) -> str:
+        """Where the best epoch's weights are (or will be) written; empty before any epoch improved."""
         return "" if self.best_epoch is None else str(self._best_file(self.best_epoch))
+
+    def best_weights(self) -> dict[str, torch.Tensor] | None:
+        """The best epoch's weights: the copy kept in memory, or (a fold resumed after its best epoch) the file."""
+        if self.best_epoch is None:
+            return None
+        if self._best_weights is None:
+            self._best_weights = load_weights(self._best_file(self.best_epoch))
+        return self._best_weights
 
     def _best_file(self, epoch: int) -> Path:
         return self.dirpath / f"best-epoch={epoch}.safetensors"
@@ -225,22 +303,38 @@ class FoldCheckpoint(Checkpoint):
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         kill_point("train-batch")  # the fault tests' "killed mid-epoch"
 
+    def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self.interval.start()
+
     def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if trainer.sanity_checking or trainer.fast_dev_run:
             return
         score = trainer.callback_metrics.get(self.monitor) if self.monitor else None
         if score is not None and self._improves(float(score)):
-            epoch = trainer.current_epoch
-            if trainer.is_global_zero:  # weights first: last.ckpt must never name a file that is not there
-                weights = {k: v.detach().contiguous().cpu() for k, v in pl_module.state_dict().items()}
-                atomic_write_bytes(self._best_file(epoch), save(weights))
-            self.best_model_score, self.best_epoch = float(score), epoch
+            # a copy on the CPU (clone: a CPU model's state_dict shares its tensors, which training moves on)
+            self._best_weights = {k: v.detach().cpu().clone().contiguous() for k, v in pl_module.state_dict().items()}
+            self.best_model_score, self.best_epoch = float(score), trainer.current_epoch
             self.best_metrics = selected_metrics(trainer.callback_metrics)
-        trainer.save_checkpoint(self.last_model_path)  # on every rank (collective); rank 0 writes
+        # rank 0's clock decides for every rank: the write is a collective
+        self._resume_point_is_current = False
+        if trainer.strategy.broadcast(self.interval.due(trainer.current_epoch), src=0):
+            self.save_resume_point(trainer)
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if self.final_resume_point and not self._resume_point_is_current and not trainer.fast_dev_run:
+            self.save_resume_point(trainer)
+
+    def save_resume_point(self, trainer: pl.Trainer) -> None:
+        """``last.ckpt`` (on every rank: a collective; rank 0 writes), after the best weights it names."""
+        best = self._best_file(self.best_epoch) if self.best_epoch is not None else None
+        if trainer.is_global_zero and best is not None and not best.is_file():
+            atomic_write_bytes(best, save(self.best_weights()))
+        trainer.save_checkpoint(self.last_model_path)
+        self.interval.saved()
+        self._resume_point_is_current = True
         if trainer.is_global_zero:
-            current = self.best_model_path
             for stale in self.dirpath.glob(BEST_GLOB):
-                if str(stale) != current:
+                if stale != best:
                     stale.unlink()
 
     def state_dict(self) -> dict[str, Any]:

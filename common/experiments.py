@@ -93,7 +93,17 @@ def exclusive_experiment(exp_dir: Path) -> Iterator[None]:
 
 
 # keys that may change between runs of one experiment without changing its results
-VOLATILE_KEYS = ("fold", "paths", "logger", "callbacks", "cv.folds", "hydra", "checkpoint.keep")
+VOLATILE_KEYS = (
+    "fold",
+    "paths",
+    "logger",
+    "callbacks",
+    "cv.folds",
+    "hydra",
+    "checkpoint.keep",
+    "checkpoint.resume_every_minutes",
+    "checkpoint.resume_every_n_epochs",
+)
 
 
 # blocks added after results folders were first written, with the values that mean "off": while off they change

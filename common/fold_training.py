@@ -27,7 +27,13 @@ import lightning.pytorch as pl
 from lightning.pytorch.callbacks.progress import ProgressBar
 from lightning.pytorch.loggers import WandbLogger
 
-from common.checkpointing import CHECKPOINT_DIR, AtomicCheckpointIO, FoldCheckpoint, load_weights, resume_checkpoint
+from common.checkpointing import (
+    CHECKPOINT_DIR,
+    DEFAULT_RESUME_MINUTES,
+    AtomicCheckpointIO,
+    FoldCheckpoint,
+    resume_checkpoint,
+)
 from common.early_stopping import DevEarlyStopping
 from common.faults import kill_point
 from common.phase_timing import PhaseClock, ValidationClock
@@ -53,6 +59,9 @@ class FoldSettings:
     hyperparameters: Mapping[str, Any] = field(default_factory=dict)
     average_last: int = 0
     early_stopping: DevEarlyStopping | None = None
+    resume_every_n_epochs: int | None = None
+    resume_every_minutes: float | None = DEFAULT_RESUME_MINUTES
+    final_resume_point: bool = False
 
 
 def instantiate_all(blocks: Sequence[Mapping[str, Any]]) -> list:
@@ -70,7 +79,14 @@ class FoldTrainer:
         self.loggers = instantiate_all(settings.loggers)
         for logger in self.loggers:  # the whole resolved config, seed included, next to the hyperparameters
             logger.log_hyperparams(dict(settings.hyperparameters))
-        self.checkpoint = FoldCheckpoint(self.fold_dir / CHECKPOINT_DIR, settings.monitor, settings.mode)
+        self.checkpoint = FoldCheckpoint(
+            self.fold_dir / CHECKPOINT_DIR,
+            settings.monitor,
+            settings.mode,
+            settings.resume_every_n_epochs,
+            settings.resume_every_minutes,
+            settings.final_resume_point,
+        )
         self.average = LastEpochsAverage(settings.average_last) if settings.average_last else None
         self.early_stopping = settings.early_stopping
         self.trainer: pl.Trainer | None = None
@@ -112,16 +128,16 @@ class FoldTrainer:
         if self.average is not None and self.average.count:
             module.load_state_dict(self.average.weights())
             return f"the mean of the last {self.average.count} epochs' weights"
-        best = self.checkpoint.best_model_path
-        if best:
-            module.load_state_dict(load_weights(best))
-        return best or None
+        best = self.checkpoint.best_weights()
+        if best is not None:
+            module.load_state_dict(best)
+        return f"the weights of epoch {self.checkpoint.best_epoch}" if best is not None else None
 
     @property
     def best_score(self) -> float | None:
         """The selected epoch's value of the monitored measure (``checkpoint.monitor``)."""
         score = self.checkpoint.best_model_score
-        return float(score) if self.checkpoint.best_model_path and score is not None else None
+        return float(score) if self.checkpoint.best_epoch is not None and score is not None else None
 
     @property
     def best_dev_f1(self) -> float | None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from common.checkpointing import resume_interval_settings
 from common.early_stopping import DevEarlyStopping, early_stopping_callback
 from common.fold_training import FoldSettings
 from common.wandb_runs import EXPERIMENT_RUN_NAME
@@ -59,6 +60,7 @@ def fold_settings(cfg: DictConfig, index: int, fold_dir: Path) -> FoldSettings:
         hyperparameters=resolved,
         average_last=int(cfg.checkpoint.get("average_last", 0) or 0),
         early_stopping=early_stopping(cfg),
+        **resume_interval_settings(cfg.get("checkpoint")),
     )
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from common.checkpointing import resume_interval_settings
 from common.errors import UserError
 from common.experiments import exclusive_experiment, guard_same_experiment, run_folds
 from common.fold_training import FoldSettings, FoldTrainer
@@ -169,6 +170,7 @@ def fold_settings(cfg: DictConfig, index: int, fold_dir: Path) -> FoldSettings:
         loggers=logger_blocks(resolved),
         callbacks=callbacks,
         hyperparameters=resolved,
+        **resume_interval_settings(cfg.get("checkpoint")),
     )
 
 

@@ -211,6 +211,7 @@ def test_interrupted_fold_resumes_from_its_last_checkpoint(make_cfg, monkeypatch
 
     crash = ["+callbacks.crash._target_=runner_helpers.CrashAfterEpoch", "+callbacks.crash.epoch=1"]
     common = ["task=post-c", "cv.folds=[0]", "trainer.max_epochs=3", "name=resume", "checkpoint.keep=true"]
+    common.append("checkpoint.resume_every_n_epochs=1")
     with pytest.raises(SimulatedCrash):
         run(make_cfg(*common, *crash))
     fold = Path(make_cfg(*common).paths.results_dir) / "resume" / "fold0"

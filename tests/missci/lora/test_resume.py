@@ -38,6 +38,7 @@ def test_resumed_lora_fold_ends_like_an_uninterrupted_one(tmp_path, data_dir, ca
                 f"paths.results_dir={tmp_path}",
                 *QUICK,
                 f"name={name}",
+                "checkpoint.resume_every_n_epochs=1",
                 *extra,
             ]
         )

@@ -26,9 +26,11 @@ SKIPPED_FILES = {".lock"}
 TEXT_SUFFIXES = {".json", ".yaml", ".md", ".tsv", ".conll"}
 
 
-def command(root: Path, encoder: str, sample: Path, *extra: str) -> list[str]:
+def command(root: Path, encoder: str, sample: Path, *extra: str, every_epoch: bool = True) -> list[str]:
     """The tiniest real experiment: tiny BERT, 30 posts, 2 folds, 2 epochs of 3 batches, dropout, shuffling,
-    gradual unfreezing and a learning-rate schedule (everything that resuming has to restore)."""
+    gradual unfreezing and a learning-rate schedule (everything that resuming has to restore). ``every_epoch``: a
+    resume point after every epoch, for the kills to land between (else the default interval: none in seconds)."""
+    interval = ["checkpoint.resume_every_n_epochs=1"] if every_epoch else []
     return [
         sys.executable,
         "train.py",
@@ -44,6 +46,7 @@ def command(root: Path, encoder: str, sample: Path, *extra: str) -> list[str]:
         "data=custom",
         f"data.train_path={sample / 'sample.tsv'}",
         f"name={NAME}",
+        *interval,
         *extra,
     ]
 

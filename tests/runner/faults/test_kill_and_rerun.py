@@ -14,8 +14,10 @@ from runner.faults import harness
 pytestmark = pytest.mark.e2e
 
 
-def assert_same_results(root, uninterrupted):
+def assert_same_results(root, uninterrupted, config_differs: bool = False):
     files = harness.snapshot(root)
+    if config_differs:  # the run's own config.yaml names its settings; everything it produced must be the same
+        files.pop("config.yaml"), (uninterrupted := dict(uninterrupted)).pop("config.yaml")
     assert sorted(files) == sorted(uninterrupted)  # nothing missing, no leftover checkpoint or partial file
     for name, data in uninterrupted.items():
         assert files[name] == data, f"{name} differs from the uninterrupted run's"
@@ -42,6 +44,23 @@ def test_killed_mid_epoch_and_between_folds(tmp_path, tiny_encoder, fault_sample
     assert last.returncode == 0, harness.describe(last)
     assert "fold 0: finished earlier" in last.stderr
     assert_same_results(tmp_path, uninterrupted)
+
+
+def test_killed_at_the_default_resume_interval_trains_the_fold_again_to_the_same_files(
+    tmp_path, tiny_encoder, fault_sample, uninterrupted
+):
+    # the default interval (a resume point after 10 minutes of training) writes none in a fold this short: a kill
+    # mid-fold leaves no checkpoint, and the rerun trains the fold from scratch, to the same bytes
+    cmd = harness.command(tmp_path, tiny_encoder, fault_sample, every_epoch=False)
+    fold0 = harness.experiment_dir(tmp_path) / "fold0"
+    first = harness.run(cmd, kill_at="train-batch@5")
+    assert harness.killed(first), harness.describe(first)
+    assert not (fold0 / "checkpoints" / "last.ckpt").exists() and not (fold0 / "metrics.json").exists()
+
+    last = harness.run(cmd)
+    assert last.returncode == 0, harness.describe(last)
+    assert "resuming from" not in last.stderr
+    assert_same_results(tmp_path, uninterrupted, config_differs=True)
 
 
 @pytest.mark.slow

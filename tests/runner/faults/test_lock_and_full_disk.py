@@ -54,6 +54,7 @@ def test_a_killed_run_leaves_no_stale_lock(tmp_path):
 @pytest.mark.e2e
 def test_disk_full_mid_training_is_one_message_and_keeps_the_last_checkpoint(make_cfg):
     common = ["task=post-c", "cv.folds=[0]", "trainer.max_epochs=2", "name=full", "checkpoint.keep=true"]
+    common.append("checkpoint.resume_every_n_epochs=1")
     full = [
         "+callbacks.full._target_=runner.faults.harness.LimitFileSize",
         "+callbacks.full.epoch=1",

@@ -31,6 +31,7 @@ def command(root, encoder, sample):
         f"paths.root_dir={root}",
         f"encoder.name_or_path={encoder}",
         f"name={harness.NAME}",
+        "checkpoint.resume_every_n_epochs=1",
     ]
 
 
