@@ -150,7 +150,7 @@ def main(cfg: DictConfig) -> float | None:
 def refuse_moved_settings(overrides: list[str]) -> None:
     """A setting that moved (``model.module.tuning_scope`` is ``model.module.decision.scope``) is one message
     naming its new key, before Hydra refuses it as unknown."""
-    from models.saved_model import moved_override
+    from models.former_settings import moved_override
 
     moved = moved_override(overrides)
     if moved is not None:

@@ -12,8 +12,10 @@ The files: the committed synthetic sample (``faina/sample_data/sample.conll`` an
 two views) as gold, and a seeded perturbation of it as prediction (spans shifted, relabelled, dropped, added;
 post labels added and removed), written to a temporary folder. OFFICIAL_SCRIPT is your own copy of the Faina
 scorer (``scripts/evaluate.py`` of dhfbk/faina; the project does not ship it); without it only the project's
-commands are measured. The table shows, per command, the median CPU seconds and, for the scoring rows, the
-ratio to the official scorer on the same task. Exit status 1 when a ratio exceeds ``--max-ratio`` (2).
+commands are measured. The table shows, per command, the median CPU seconds, the modules it imports (one more run
+under ``python -X importtime``) and, for the scoring rows, the ratio to the official scorer on the same task. The
+last row is ``python train.py --help``, the entry point's start-up. Exit status 1 when a ratio exceeds
+``--max-ratio`` (2).
 """
 
 from __future__ import annotations
@@ -108,6 +110,14 @@ def child_cpu_seconds(command: list[str], env: dict[str, str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def imported_modules(command: list[str], env: dict[str, str]) -> int:
+    """How many modules one run of ``command`` (a Python command) imports: the lines ``-X importtime`` writes."""
+    importing = [command[0], "-X", "importtime", *command[1:]]
+    done = subprocess.run(importing, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines = done.stderr.splitlines()
+    return sum(line.startswith("import time:") and "| imported package" not in line for line in lines)
+
+
 def median_cpu(command: list[str], repeat: int, env: dict[str, str]) -> float:
     return statistics.median(child_cpu_seconds(command, env) for _ in range(repeat))
 
@@ -145,6 +155,7 @@ def other_rows(files: dict[str, tuple[Path, Path]]) -> list[tuple[str, list[str]
         ("python -m fallacy --help", [PYTHON, "-m", "fallacy", "--help"]),
     ]
     rows += [(f"python -m {c.module} --help", [PYTHON, "-m", c.module, "--help"]) for c in COMMANDS]
+    rows.append(("python train.py --help", [PYTHON, "train.py", "--help"]))
     return rows
 
 
@@ -172,7 +183,7 @@ def main(argv=None) -> int:
         for _, command in other_rows(files):
             child_cpu_seconds(command, env)
         print(f"median CPU seconds (user + sys) of {args.repeat} runs; python {sys.version.split()[0]}")
-        print(f"{'command':<52}{'task':<12}{'CPU s':>8}{'ratio':>8}")
+        print(f"{'command':<52}{'task':<12}{'CPU s':>8}{'modules':>9}{'ratio':>8}")
         reference: dict[str, float] = {}
         for label, task, command in scoring_rows(files, args.official):
             seconds = median_cpu(command, args.repeat, env)
@@ -183,9 +194,11 @@ def main(argv=None) -> int:
                 value = seconds / reference[task]
                 ratio = f"{value:.2f}x"
                 failed |= value > args.max_ratio
-            print(f"{label:<52}{task:<12}{seconds:>8.3f}{ratio:>8}")
+            modules = imported_modules(command, env)
+            print(f"{label:<52}{task:<12}{seconds:>8.3f}{modules:>9}{ratio:>8}")
         for label, command in other_rows(files):
-            print(f"{label:<52}{'':<12}{median_cpu(command, args.repeat, env):>8.3f}")
+            seconds, modules = median_cpu(command, args.repeat, env), imported_modules(command, env)
+            print(f"{label:<52}{'':<12}{seconds:>8.3f}{modules:>9}")
     if failed:
         print(f"error: faina.evaluate costs more than {args.max_ratio:g}x the official scorer", file=sys.stderr)
     return 1 if failed else 0

@@ -77,3 +77,27 @@ print([name for name in sys.modules if name.split(".")[0] in ("torch", "torchmet
 """
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=True)
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+# What `train.py --help` must not import: the optional libraries (plots, W&B, LoRA, 4-bit) and the model stack.
+NOT_FOR_HELP = ("matplotlib", "wandb", "peft", "bitsandbytes", "torch", "transformers", "lightning", "datasets")
+
+TRAIN_HELP = """
+import json, runpy, sys
+sys.argv = ["train.py", "--help"]
+try:
+    runpy.run_path("train.py", run_name="__main__")
+except SystemExit as stop:
+    assert stop.code in (None, 0), stop.code
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})), file=sys.stderr)
+"""
+
+
+def test_train_help_imports_no_optional_library_nor_the_model_stack():
+    """``train.py --help`` (Hydra's config groups) runs the entry point's own checks of the overrides and prints;
+    none of that needs plots, W&B, peft, bitsandbytes, torch or transformers (docs/speed-and-scale.md)."""
+    done = subprocess.run([sys.executable, "-c", TRAIN_HELP], cwd=REPO, capture_output=True, text=True, check=True)
+    assert "Configuration groups" in done.stdout
+    imported = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    assert "hydra" in imported  # the probe saw the run
+    assert sorted(imported & set(NOT_FOR_HELP)) == []

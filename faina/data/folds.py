@@ -3,6 +3,8 @@
 Posts carry several labels per annotator, so plain stratification does not apply; multi-label iterative
 stratification (Sechidis et al., 2011; the ``iterative-stratification`` package) balances every label
 across folds. The label matrix is the union of all views' post labels, so rare labels reach every fold.
+The package (and scikit-learn and pandas under it, about 0.5 s of imports) is imported by the functions that
+split, not by the many modules that only pass a ``FoldSplit`` on (prediction, serving).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from iterstrat.ml_stratifiers import MultilabelStratifiedKFold, MultilabelStratifiedShuffleSplit
 
 from common.errors import UserError
 
@@ -43,6 +44,8 @@ def _train_dev(
         raise UserError(
             f"cv.dev_fraction={dev_fraction} must lie strictly between 0 and 1", fix="e.g. cv.dev_fraction=0.2"
         )
+    from iterstrat.ml_stratifiers import MultilabelStratifiedShuffleSplit
+
     splitter = MultilabelStratifiedShuffleSplit(n_splits=1, test_size=dev_fraction, random_state=seed)
     train, dev = next(splitter.split(indices.reshape(-1, 1), matrix[indices]))
     return np.sort(indices[train]), np.sort(indices[dev])
@@ -53,6 +56,8 @@ def kfold_splits(matrix: np.ndarray, num_folds: int, dev_fraction: float, seed: 
     n = len(matrix)
     if num_folds < 2 or num_folds > n:
         raise UserError(f"cv.num_folds={num_folds} needs 2 <= folds <= {n} posts", fix="e.g. cv.num_folds=5")
+    from iterstrat.ml_stratifiers import MultilabelStratifiedKFold
+
     splitter = MultilabelStratifiedKFold(n_splits=num_folds, shuffle=True, random_state=seed)
     all_indices = np.arange(n)
     splits = []

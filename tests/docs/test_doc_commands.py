@@ -18,7 +18,8 @@ import pytest
 from tests_paths import REPO
 
 MARKDOWN_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-FLAGS = {"-m", "--multirun", "-q", "--quiet", "-v", "--verbose"}  # train.py's and Hydra's, not overrides
+# train.py's and Hydra's flags, not overrides
+FLAGS = {"-m", "--multirun", "-q", "--quiet", "-v", "--verbose", "--help", "-h"}
 
 
 def train_commands(path: Path) -> list[tuple[str, list[str]]]:

@@ -15,7 +15,8 @@ from models.decision_rules import (
     SpanDev,
     fit_o_bias,
 )
-from models.saved_model import MODULE_SETTINGS, moved_decision_key, moved_override
+from models.former_settings import moved_decision_key, moved_override
+from models.saved_model import MODULE_SETTINGS
 
 
 def test_one_settings_object_with_each_levels_defaults_and_ranges():
