@@ -32,6 +32,12 @@ def _offline_encoder() -> str:
     return offline_encoder_path()
 
 
+def _offline_mpnet() -> str:
+    from models.offline_mpnet import mpnet_folder
+
+    return mpnet_folder()
+
+
 def _targets_suffix(targets: str | None) -> str:
     """``""`` for the paper's per-view targets, ``"-union"`` etc. otherwise (so each target has its folder)."""
     return "" if targets in (None, "views") else f"-{targets}"
@@ -58,6 +64,7 @@ def config_resolvers() -> dict[str, Callable[..., str]]:
     return {
         "sample_data": _sample_data,
         "offline_encoder": _offline_encoder,
+        "offline_mpnet": _offline_mpnet,
         "targets_suffix": _targets_suffix,
         "selection_monitor": _selection_monitor,
         "selection_mode": _selection_mode,
