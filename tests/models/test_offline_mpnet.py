@@ -1,5 +1,5 @@
 """The offline MPNet encoder as a config choice: where its folder is looked for, the one message when it is not
-set up (through the resolver and through ``train.py``), and (slow tier) the real folder
+set up (through the resolver and through ``train.py``), the learning rate it brings, and (slow tier) the real folder
 through the framework's encoder builder."""
 
 from __future__ import annotations
@@ -68,6 +68,15 @@ def test_train_py_without_the_folder_ends_in_one_line(tmp_path, monkeypatch, cap
     lines = [line for line in err.splitlines() if line.strip()]
     assert lines[-1].startswith("error: ") and INSTALL_COMMAND in lines[-1] and "Traceback" not in err
     assert not (tmp_path / "results").exists()
+
+
+def test_mpnet_brings_a_base_size_learning_rate_that_the_command_line_still_overrides():
+    assert compose_train("encoder=mpnet").model.module.optimizer.lr == 2e-5
+    assert compose_train("encoder=mpnet", "task=post-f").model.module.optimizer.lr == 2e-5
+    assert compose_train("encoder=mpnet", "model.module.optimizer.lr=3e-5").model.module.optimizer.lr == 3e-5
+    assert compose_train("experiment=demo", "encoder=mpnet").encoder.name == "mpnet"
+    assert compose_train("encoder=minilm").model.module.optimizer.lr == 1e-4
+    assert compose_train("encoder=alberto", "task=post-f").model.module.optimizer.lr == 1e-4
 
 
 @pytest.mark.slow  # the real 110 M-parameter folder
