@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 import hydra
 from omegaconf import DictConfig
+from omegaconf.errors import InterpolationResolutionError
 
-from common.errors import UserError
+from common.errors import UserError, user_error_behind
 from common.io import DISK_FULL, disk_full_error
 from common.logs import show_progress, verbosity_from_argv
 from common.resolvers import register_resolvers
@@ -29,6 +30,12 @@ def _offline_encoder() -> str:
     from models.encoder import offline_encoder_path
 
     return offline_encoder_path()
+
+
+def _offline_mpnet() -> str:
+    from models.offline_mpnet import mpnet_folder
+
+    return mpnet_folder()
 
 
 def _targets_suffix(targets: str | None) -> str:
@@ -57,6 +64,7 @@ def config_resolvers() -> dict[str, Callable[..., str]]:
     return {
         "sample_data": _sample_data,
         "offline_encoder": _offline_encoder,
+        "offline_mpnet": _offline_mpnet,
         "targets_suffix": _targets_suffix,
         "selection_monitor": _selection_monitor,
         "selection_mode": _selection_mode,
@@ -126,8 +134,11 @@ def main(cfg: DictConfig) -> float | None:
         show_progress()
     try:
         metrics = run(cfg)
-    except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
+    except (UserError, InterpolationResolutionError) as err:  # the second: a resolver of conf/ raised a UserError
+        user_error = user_error_behind(err)
+        if user_error is None:
+            raise
+        print(f"error: {user_error}", file=sys.stderr)
         raise SystemExit(2) from None
     except SystemExit as stop:
         if not _stopped_by_sigterm(stop):

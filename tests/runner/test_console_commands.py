@@ -250,6 +250,7 @@ def _failures(tmp: Path) -> dict[tuple[str, str], tuple[list, str]]:
         ("missci", "sample"): ([tmp / "m", "--dev", "0"], "dev"),
         ("missci", "report"): ([missing], str(missing)),
         ("models", "replicas"): ([a_file], "not a folder"),
+        ("models", "install-mpnet"): (["--folder", a_file], "exists and is not a folder"),
     }
 
 
@@ -282,6 +283,7 @@ TORCH_FREE_FAILURES = [
     ("missci", "sample"),
     ("missci", "report"),
     ("models", "replicas"),
+    ("models", "install-mpnet"),
 ]
 
 
