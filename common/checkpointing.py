@@ -215,10 +215,8 @@ class ResumeInterval:
             )
         return cls(epochs, None if minutes is None else float(minutes))
 
-    def start(self) -> None:
-        self._since = time.monotonic()
-
-    def saved(self) -> None:
+    def restart(self) -> None:
+        """Count the minutes from now (the fit's start, or a resume point just written)."""
         self._since = time.monotonic()
 
     def due(self, epoch: int) -> bool:
@@ -304,7 +302,7 @@ class FoldCheckpoint(Checkpoint):
         kill_point("train-batch")  # the fault tests' "killed mid-epoch"
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        self.interval.start()
+        self.interval.restart()
 
     def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if trainer.sanity_checking or trainer.fast_dev_run:
@@ -330,7 +328,7 @@ class FoldCheckpoint(Checkpoint):
         if trainer.is_global_zero and best is not None and not best.is_file():
             atomic_write_bytes(best, save(self.best_weights()))
         trainer.save_checkpoint(self.last_model_path)
-        self.interval.saved()
+        self.interval.restart()
         self._resume_point_is_current = True
         if trainer.is_global_zero:
             for stale in self.dirpath.glob(BEST_GLOB):

@@ -19,7 +19,6 @@ suffixes a member may have to be written and the fix a message should name. Why 
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import hashlib
 import os
@@ -33,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from common.errors import UserError
+from common.io import DISK_FULL
 
 CHUNK = 1 << 20  # bytes per read while joining and unpacking
-DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
