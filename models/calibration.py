@@ -108,36 +108,65 @@ def _minimise(parameters: Sequence[torch.Tensor], objective: Callable[[], torch.
     optimiser.step(closure)
 
 
-def _secant_minimise(log_scale: torch.Tensor, gradient: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
-    """Each entry of ``log_scale`` moved to a zero of its own ``gradient`` entry by the secant method (Newton's
-    step with the curvature read off the last two gradients), all entries at once, within ``SCALE_RANGE``.
+def _newton_minimise(
+    losses: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], fit_own: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(own [D], shared [1], losses at scale 1 [D])``: the log-scales minimising each decoder's dev loss (for the
+    decoders ``fit_own`` marks; 0 for the others) and the sum over all decoders (``shared``), by Newton's method
+    with central finite differences, both at once, within ``SCALE_RANGE``.
 
-    The span objective is a sum of one term per decoder, each depending on its own scale only, and every
-    evaluation is a forward-backward pass of the CRF over dev: one gradient per step for every decoder together
-    takes a handful of passes where a joint quasi-Newton search takes dozens. Steps are capped at ``MAX_STEP`` in
-    log-scale; where the curvature is not positive the step follows the gradient's sign."""
+    ``losses(decoders [M], scales [M]) -> [M]`` evaluates any list of (decoder, scale) pairs in one batched
+    forward-backward pass of the CRF over dev (no autograd). A decoder's loss depends on its own scale only, so
+    one pass at ``x - h, x, x + h`` for every open decoder's own ``x`` and for the shared one gives every first
+    and second derivative a Newton step needs; a decoder (or the shared value) whose step fell below
+    ``STEP_TOLERANCE`` is settled and evaluated no more. Steps are capped at ``MAX_STEP`` in log-scale; where the
+    curvature is not positive the step follows the gradient's sign."""
+    decoders = fit_own.shape[0]
+    every = torch.arange(decoders)
     low, high = (torch.tensor(bound, dtype=torch.float64).log() for bound in SCALE_RANGE)
-    x_old, g_old = log_scale.double(), gradient(log_scale.double())
-    x = (x_old - PROBE * g_old.sign()).clamp(low, high)
-    for _ in range(MAX_SECANT_STEPS):
-        g = gradient(x)
-        moved = x - x_old
-        curvature = (g - g_old) / torch.where(moved.abs() > 0, moved, torch.ones_like(moved))
-        step = torch.where(curvature > 0, -g / curvature.clamp(min=1e-12), -MAX_STEP * g.sign())
-        step = torch.where(moved.abs() > 0, step, torch.zeros_like(step)).clamp(-MAX_STEP, MAX_STEP)
-        step = torch.where(g.abs() < GRADIENT_TOLERANCE, torch.zeros_like(step), step)
-        x_old, g_old = x, g
-        x = (x + step).clamp(low, high)
-        if float((x - x_old).abs().max()) < STEP_TOLERANCE:
+    x_own = torch.zeros(decoders, dtype=torch.float64)
+    x_shared = torch.zeros((), dtype=torch.float64)
+    offsets = torch.tensor([-FD_STEP, 0.0, FD_STEP], dtype=torch.float64)[:, None]
+    shared_open, own_open = True, fit_own.clone()
+    at_one = None
+    for _ in range(MAX_NEWTON_STEPS):
+        own = own_open.nonzero().flatten()
+        rows = [(every, x_shared.expand(decoders))] if shared_open else []
+        rows.append((own, x_own[own]))
+        points = [(index.expand(3, -1), centre[None, :] + offsets) for index, centre in rows]
+        values = losses(
+            torch.cat([i.reshape(-1) for i, _ in points]), torch.cat([x.reshape(-1) for _, x in points]).exp()
+        )
+        if shared_open:
+            shared_values, values = values[: 3 * decoders].reshape(3, decoders), values[3 * decoders :]
+            if at_one is None:
+                at_one = shared_values[1].clone()  # every value starts at log-scale 0: scale 1
+            step = _newton_step(shared_values.sum(1))
+            x_shared = (x_shared + step).clamp(low, high)
+            shared_open = bool(step.abs() >= STEP_TOLERANCE)
+        step = _newton_step(values.reshape(3, -1))
+        x_own[own] = (x_own[own] + step).clamp(low, high)
+        own_open[own] = step.abs() >= STEP_TOLERANCE
+        if not shared_open and not bool(own_open.any()):
             break
-    return x
+    return x_own, x_shared.reshape(1), at_one
 
 
-PROBE = 0.1  # the first step, in log-scale, along the gradient's descent
+def _newton_step(values: torch.Tensor) -> torch.Tensor:
+    """Each column's Newton step from its losses at ``x - h, x, x + h`` (rows), capped at ``MAX_STEP``; 0 where
+    the slope is below ``GRADIENT_TOLERANCE`` (settled, or a decoder without dev items)."""
+    slope = (values[2] - values[0]) / (2 * FD_STEP)
+    curvature = (values[2] - 2 * values[1] + values[0]) / FD_STEP**2
+    step = torch.where(curvature > 0, -slope / curvature.clamp(min=1e-12), -MAX_STEP * slope.sign())
+    step = step.clamp(-MAX_STEP, MAX_STEP)
+    return torch.where(slope.abs() < GRADIENT_TOLERANCE, torch.zeros_like(step), step)
+
+
+FD_STEP = 1e-3  # in log-scale: the finite differences' half-width (float64 losses: errors far below the tolerance)
 MAX_STEP = 1.0  # at most a factor e per step
-MAX_SECANT_STEPS = 30
-GRADIENT_TOLERANCE = 1e-5  # of a mean log-loss per log-scale: settled
-STEP_TOLERANCE = 1e-4  # in log-scale: a temperature settled to its fourth digit
+MAX_NEWTON_STEPS = 30
+GRADIENT_TOLERANCE = 1e-7  # of a mean log-loss per log-scale: settled
+STEP_TOLERANCE = 1e-4  # in log-scale: after a Newton step this small, the next would move about its square
 
 
 def _clamped_scale(log_scale: torch.Tensor) -> torch.Tensor:
@@ -254,20 +283,44 @@ def _chunks(mask: torch.Tensor, budget: int = 1 << 15):
         start = end
 
 
-def span_nll(crf: BatchedBIOCRF, emissions, mask, targets, weight, scale, backward: bool = False) -> torch.Tensor:
-    """Per decoder ``[D]``: the mean weighted token log-loss of the tempered CRF's marginals ``P(inside)``
-    (``backward``: also accumulate its gradient, chunk by chunk, so the graph of one chunk at a time is kept)."""
+def span_nll(crf: BatchedBIOCRF, emissions, mask, targets, weight, scale, budget: int | None = None) -> torch.Tensor:
+    """Per decoder ``[D]``: the mean weighted token log-loss of the CRF's marginals ``P(inside)`` tempered by
+    ``scale`` ``[D]``, in chunks of at most ``budget`` padded words (default ``CHUNK_WORDS``)."""
     total = torch.zeros(emissions.shape[1], dtype=torch.float64)
     denominator = weight.sum((0, 2)).clamp(min=1.0)
-    for rows, width in _chunks(mask):
+    for rows, width in _chunks(mask, budget or CHUNK_WORDS):
         inside = crf.inside_probabilities(emissions[rows, :, :width], mask[rows, :width], scale).clamp(1e-12, 1 - 1e-12)
         t, w = targets[rows, :, :width], weight[rows, :, :width]
         terms = -(t * inside.log() + (1 - t) * (1 - inside).log()) * w
-        part = terms.sum((0, 2)) / denominator
-        if backward:
-            part.sum().backward()
-        total = total + part.detach()
+        total = total + terms.sum((0, 2)) / denominator
     return total
+
+
+CHUNK_WORDS = 1 << 15  # padded words of one chunk at one copy of the decoders (fewer when several are evaluated)
+
+
+def span_losses_at(
+    crf: BatchedBIOCRF, emissions, mask, targets, weight
+) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """``losses(decoders [M], scales [M]) -> [M]``: the ``span_nll`` of decoder ``decoders[m]`` at ``scales[m]``
+    for every m from one pass, the chosen decoders side by side (one CRF of M decoders, any repeated)."""
+    state = crf.state_dict()
+
+    def losses(decoders: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
+        chosen = BatchedBIOCRF(len(decoders)).double().requires_grad_(False)
+        chosen.load_state_dict({name: value[decoders] for name, value in state.items()})
+        with torch.no_grad():
+            return span_nll(
+                chosen,
+                emissions[:, decoders],
+                mask,
+                targets[:, decoders],
+                weight[:, decoders],
+                scales,
+                budget=max(CHUNK_WORDS * emissions.shape[1] // max(len(decoders), 1), 1),
+            )
+
+    return losses
 
 
 def fit_span_calibration(
@@ -282,33 +335,18 @@ def fit_span_calibration(
     if not settings.fits or not outputs:
         return torch.ones(decoders), {}
     emissions, mask, targets, weight = span_dev(outputs, model_views, labels)
-    crf = _frozen_copy(crf)
-
-    def gradient(log_scale: torch.Tensor) -> torch.Tensor:
-        # The scale of every decoder is a leaf of its own, so each chunk's backward ends there; the gradient in
-        # log space is d/d(log s) = s * d/ds, summed over the decoders a shared value stands for.
-        scale = log_scale.detach().exp().expand(decoders).clone().requires_grad_(True)
-        with torch.enable_grad():
-            span_nll(crf, emissions, mask, targets, weight, scale, backward=True)
-        by_decoder = scale.grad * scale.detach()
-        return by_decoder.sum().reshape(1) if log_scale.numel() == 1 else by_decoder
-
-    def fitted(start: torch.Tensor) -> torch.Tensor:
-        return _clamped_scale(_secant_minimise(start.log().double(), gradient)).expand(decoders)
-
-    shared = fitted(torch.ones(1))
-    if settings.scope == "own":
-        scale = fitted(shared.clone())  # each decoder starts from the shared value: a few steps from its own
-        weak = _decoder_evidence(targets, weight) < settings.min_evidence
-        scale = torch.where(weak, shared, scale)
-    else:
-        scale = shared
-    ones = torch.ones(decoders, dtype=torch.float64)
-    before = span_nll(crf, emissions, mask, targets, weight, ones)
-    after = span_nll(crf, emissions, mask, targets, weight, scale)
+    losses = span_losses_at(_frozen_copy(crf), emissions, mask, targets, weight)
+    strong = _decoder_evidence(targets, weight) >= settings.min_evidence
+    own = settings.scope == "own"
+    own_scale, shared, before = _newton_minimise(losses, strong if own else torch.zeros_like(strong))
+    scale = _clamped_scale(shared).expand(decoders)
+    if own:
+        scale = torch.where(strong, _clamped_scale(own_scale), scale)
+    every = torch.arange(decoders)
+    after = losses(every, scale.double())
     info = _info(settings, before, after, weight.sum((0, 2)) > 0)
-    if settings.scope == "own":
-        info["shared_for"] = int(weak.sum())
+    if own:
+        info["shared_for"] = int((~strong).sum())
     return scale.float().clone(), info
 
 
