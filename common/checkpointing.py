@@ -13,7 +13,10 @@ Per fold, ``checkpoints/`` holds
 - ``best-epoch=<e>.safetensors``: the weights alone of the epoch with the best monitored dev score. They are
   kept in memory when the score improves and written beside each ``last.ckpt`` that needs them (before it:
   ``last.ckpt`` never names a file that is not there), so a fold that ends without a resume point writes no
-  weights here at all; the runner predicts from the copy in memory (``best_weights``).
+  weights here at all; the runner predicts from the copy in memory (``best_weights``). With them it keeps that
+  epoch's validation outputs, when the module recorded them (``common.validation_outputs``): the runner fits
+  decision rules and calibrations on them instead of a second pass over dev. A resumed fold has none for an
+  epoch before the resume and makes that pass, to the same outputs.
 
 Both are written atomically (``common.io.atomic_write``). A ``last.ckpt`` that fails its checksums or does not
 load is reported by name and the fold restarts from scratch instead of trusting it. Once the fold's
@@ -267,6 +270,8 @@ class FoldCheckpoint(Checkpoint):
         self.best_epoch: int | None = None
         self.best_metrics: dict[str, float] = {}  # the best epoch's dev metrics (a logger's summary shows them)
         self._best_weights: dict[str, torch.Tensor] | None = None  # the best epoch's, until written (and after)
+        # the best epoch's validation outputs, when the module recorded them in this process (not after a resume)
+        self.best_validation_outputs: dict[int, list] | None = None
         self._pending_rng: dict | None = None
         _quiet_full_checkpoint_note()
 
@@ -312,6 +317,8 @@ class FoldCheckpoint(Checkpoint):
             # a copy on the CPU (clone: a CPU model's state_dict shares its tensors, which training moves on)
             self._best_weights = {k: v.detach().cpu().clone().contiguous() for k, v in pl_module.state_dict().items()}
             self.best_model_score, self.best_epoch = float(score), trainer.current_epoch
+            recorder = getattr(pl_module, "validation_outputs", None)  # common.validation_outputs
+            self.best_validation_outputs = recorder.latest() if recorder is not None and recorder.recording else None
             self.best_metrics = selected_metrics(trainer.callback_metrics)
         # rank 0's clock decides for every rank: the write is a collective
         self._resume_point_is_current = False

@@ -39,6 +39,8 @@ from common.faults import kill_point
 from common.phase_timing import PhaseClock, ValidationClock
 from common.weight_averaging import LastEpochsAverage
 
+FULL_PRECISION = {"32-true", "32"}  # trainer.precision values whose validation runs as a plain float32 pass
+
 
 @dataclass(frozen=True)
 class FoldSettings:
@@ -132,6 +134,17 @@ class FoldTrainer:
         if best is not None:
             module.load_state_dict(best)
         return f"the weights of epoch {self.checkpoint.best_epoch}" if best is not None else None
+
+    def chosen_validation_outputs(self) -> dict[int, list]:
+        """The validation outputs of the epoch whose weights predict, by loader, where they are exactly what a new
+        pass over dev with those weights would give: one process (no shard of dev), full precision (no autocast),
+        the best epoch's weights (not an average) and recorded in this process (not before a resume). Otherwise
+        empty, and the runner makes the pass."""
+        trainer, kept = self.trainer, self.checkpoint.best_validation_outputs
+        averaged = self.average is not None and self.average.count
+        if kept is None or averaged or trainer is None or trainer.world_size != 1:
+            return {}
+        return kept if str(trainer.precision) in FULL_PRECISION else {}
 
     @property
     def best_score(self) -> float | None:

@@ -19,6 +19,7 @@ import torch
 from lightning.pytorch.utilities import rank_zero_warn
 from torch import nn
 
+from common.validation_outputs import ValidationOutputs
 from models.calibration import CalibrationSettings
 from models.collapse_warning import CollapseWarning
 from models.decision_rules import DecisionSettings
@@ -128,6 +129,8 @@ class FallacyModule(L.LightningModule):
         self._gold_views: dict[str, int] = {}
         # whether predictions report the calibrated probabilities (when a calibration was fitted) or the raw ones
         self.reports_calibrated = True
+        # the dev outputs of the latest validation pass, when the runner records them (to fit the rule and calibration on)
+        self.validation_outputs = ValidationOutputs()
 
     @torch.no_grad()
     def collect_in_eval(self, batches, collect):
@@ -199,16 +202,23 @@ class FallacyModule(L.LightningModule):
         return self.decision.tuned
 
     @torch.no_grad()
+    def dev_pass(self, batches) -> list[dict]:
+        """``dev_outputs`` of every labelled dev batch, in eval mode: what decision rules and calibrations are fitted
+        on (a validation pass with ``validation_outputs`` recording keeps the same outputs)."""
+        return self.collect_in_eval(batches, self.dev_outputs)
+
     def tune_decisions(self, batches) -> dict | None:
         """Fit the decision rule (thresholds, O biases) on labelled dev batches after training and keep it.
 
         Returns what was tuned (for the fold's metrics), or ``None`` when the model uses a fixed rule. The fit is
         the level's ``fit_decision`` (``models/outputs.py``), the one the quality benchmark fits its rules with.
         """
-        if not self.decision.tuned:
-            return None
-        outputs = self.collect_in_eval(batches, self.dev_outputs)
-        if not outputs:
+        return self.fit_decision_on(self.dev_pass(batches)) if self.decision.tuned else None
+
+    @torch.no_grad()
+    def fit_decision_on(self, outputs: list[dict]) -> dict | None:
+        """``tune_decisions`` on the outputs of a dev pass."""
+        if not self.decision.tuned or not outputs:
             return None
         values, info = self.fit_decision(outputs, self.decision)
         self.keep_decision(values)
@@ -235,15 +245,16 @@ class FallacyModule(L.LightningModule):
         self.calibration = calibration
         self.hparams["calibration"] = calibration.model_dump()
 
-    @torch.no_grad()
     def calibrate(self, batches) -> dict | None:
         """Fit the calibration (``calibration``) on labelled dev batches after training and keep it; what was
         fitted (for the fold's metrics), or ``None`` with ``method: none``. The fit is ``fit_calibration``, the one
         the quality benchmark calls too."""
-        if not self.calibration.fits:
-            return None
-        outputs = self.collect_in_eval(batches, self.calibration_outputs)
-        if not outputs:
+        return self.fit_calibration_on(self.dev_pass(batches)) if self.calibration.fits else None
+
+    @torch.no_grad()
+    def fit_calibration_on(self, outputs: list[dict]) -> dict | None:
+        """``calibrate`` on the outputs of a dev pass."""
+        if not self.calibration.fits or not outputs:
             return None
         values, info = self.fit_calibration(outputs, self.calibration)
         self.keep_calibration(values)
@@ -252,10 +263,6 @@ class FallacyModule(L.LightningModule):
     def use_calibration(self, on: bool = True) -> None:
         """Report the calibrated probabilities (``True``, the default) or the raw ones (``--uncalibrated``)."""
         self.reports_calibrated = bool(on)
-
-    def calibration_outputs(self, batch) -> dict:
-        """The dev outputs a calibration is fitted on (each model's own scores and the gold of every view)."""
-        raise NotImplementedError
 
     def fit_calibration(self, outputs, settings: CalibrationSettings) -> tuple[torch.Tensor, dict]:
         raise NotImplementedError
@@ -276,14 +283,16 @@ class FallacyModule(L.LightningModule):
         self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
         return loss
 
-    def validation_step(self, batch, batch_idx):
-        self._evaluate(batch, "val")
+    def validation_step(self, batch, batch_idx, dataloader_idx: int = 0):
+        recorder = self.validation_outputs
+        recorder.keep(dataloader_idx, self._evaluate(batch, "val", record=recorder.recording))
 
     def test_step(self, batch, batch_idx):
         self._evaluate(batch, "test")
 
-    def _evaluate(self, batch, split: str) -> None:
-        """Score one batch of a labelled split (each model decodes and updates its metric)."""
+    def _evaluate(self, batch, split: str, record: bool = False) -> dict | None:
+        """Score one batch of a labelled split (each model decodes and updates its metric); with ``record``, return
+        its ``dev_outputs`` from the same forward pass."""
         raise NotImplementedError
 
     def metric_for(self, split: str):
@@ -303,6 +312,7 @@ class FallacyModule(L.LightningModule):
 
     def on_validation_epoch_start(self) -> None:
         self._counts["val"] = [0, 0, 0]
+        self.validation_outputs.start()
 
     def on_test_epoch_start(self) -> None:
         self._counts["test"] = [0, 0, 0]

@@ -26,6 +26,7 @@ import lightning as L
 import torch
 from torch import nn
 
+from common.validation_outputs import ValidationOutputs
 from models.base import FallacyModule, optimizer_with_schedule
 
 SELECTIONS = ("target", "mean")
@@ -68,6 +69,7 @@ class MultiTaskModel(L.LightningModule):
         self._entry_gold_views: dict[str, dict[str, int]] = {entry.name: {} for entry in self.entries}
         self._logged: dict[str, float] = {}
         self._dev_loss: dict[str, tuple[float, int]] = {}
+        self.validation_outputs = ValidationOutputs()  # per entry (its loader's index), when the runner records
 
     # --- the heads as single-task models ---------------------------------------------------------------
     @contextlib.contextmanager
@@ -123,13 +125,15 @@ class MultiTaskModel(L.LightningModule):
         return weighted
 
     def validation_step(self, batch, batch_idx, dataloader_idx: int = 0):
+        recorder = self.validation_outputs
         with self.speaking_for(self.entries[dataloader_idx]) as head:
-            head._evaluate(batch, "val")
+            recorder.keep(dataloader_idx, head._evaluate(batch, "val", record=recorder.recording))
 
     def on_validation_epoch_start(self) -> None:
         for counts in self._entry_counts.values():
             counts[:] = [0, 0, 0]
         self._logged, self._dev_loss = {}, {}
+        self.validation_outputs.start()
 
     def on_validation_epoch_end(self) -> None:
         for entry in self.entries:

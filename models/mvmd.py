@@ -141,9 +141,6 @@ class MVMD(SpanOutputs, FallacyModule):
         """Whether reported marginals differ from the raw ones: a fitted calibration, not switched off."""
         return self.reports_calibrated and bool((self.calibration_scale != 1).any())
 
-    def calibration_outputs(self, batch: Mapping[str, torch.Tensor]) -> dict:
-        return self.dev_outputs(batch)
-
     def fit_calibration(self, outputs, settings: CalibrationSettings) -> tuple[torch.Tensor, dict]:
         """Each decoder's ``1 / T`` ``[D]`` of ``settings`` fitted on dev outputs (``emissions``, ``gold``)."""
         return fit_span_calibration(self.crf, outputs, self.num_views, len(self.labels), settings)
@@ -192,9 +189,9 @@ class MVMD(SpanOutputs, FallacyModule):
     def training_loss(self, batch) -> torch.Tensor:
         return self.loss(self.emissions(batch), batch)
 
-    def _evaluate(self, batch, split: str) -> None:
+    def _evaluate(self, batch, split: str, record: bool = False) -> dict | None:
         if "tags" not in batch:  # unlabelled data: nothing to score
-            return
+            return None
         emissions = self.emissions(batch)
         mask = batch["word_mask"]
         size = batch["input_ids"].shape[0]
@@ -213,6 +210,7 @@ class MVMD(SpanOutputs, FallacyModule):
         metric = self.metric_for(split)
         if metric is not None:
             metric.update(predicted, gold)
+        return self.dev_record(batch, emissions) if record else None
 
     def batch_spans(self, tags: torch.Tensor, mask: torch.Tensor, num_views: int | None = None):
         """Spans per post per view (``faina.formats.records.Span``, 1-based tokens) from tags ``[B, D, W]``

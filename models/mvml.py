@@ -103,9 +103,9 @@ class MVML(PostOutputs, FallacyModule):
     def training_loss(self, batch) -> torch.Tensor:
         return self.loss(self(batch), batch)
 
-    def _evaluate(self, batch, split: str) -> None:
+    def _evaluate(self, batch, split: str, record: bool = False) -> dict | None:
         if "labels" not in batch:  # unlabelled data: nothing to score
-            return
+            return None
         logits = self(batch)
         size = batch["input_ids"].shape[0]
         self.log(f"{split}/loss", self.loss(logits, batch), batch_size=size, sync_dist=True)
@@ -123,6 +123,7 @@ class MVML(PostOutputs, FallacyModule):
         metric = self.metric_for(split)
         if metric is not None:
             metric.update(predicted, gold)
+        return self.dev_record(batch, logits) if record else None
 
     def label_sets(self, chosen: torch.Tensor) -> list[list[tuple[str, ...]]]:
         """Label strings per post per view (sorted, as the files list them) from booleans ``[B, V, C]``."""
@@ -154,9 +155,13 @@ class MVML(PostOutputs, FallacyModule):
         fitted = bool((self.calibration_scale != 1).any() or (self.calibration_shift != 0).any())
         return self.reports_calibrated and fitted
 
-    def calibration_outputs(self, batch: Mapping[str, torch.Tensor]) -> dict:
-        """What a calibration is fitted on: the dev logits and the gold of every annotator view."""
-        return {"logits": self(batch).cpu(), **gold_of(batch, "labels")}
+    def dev_outputs(self, batch: Mapping[str, torch.Tensor]) -> dict:
+        return self.dev_record(batch, self(batch))
+
+    def dev_record(self, batch: Mapping[str, torch.Tensor], logits: torch.Tensor) -> dict:
+        """One dev batch's outputs from its ``logits``: the raw probabilities (thresholds are fitted on them), the
+        logits (calibrations are) and the gold of every annotator view."""
+        return {"logits": logits.cpu(), "probabilities": torch.sigmoid(logits).cpu(), **gold_of(batch, "labels")}
 
     def fit_calibration(self, outputs, settings: CalibrationSettings) -> tuple[torch.Tensor, dict]:
         """``[2, V, C]`` (scale, shift) of ``settings`` fitted on dev outputs (with ``logits`` and ``gold``)."""

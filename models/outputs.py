@@ -70,11 +70,11 @@ class SpanOutputs:
         return out
 
     def dev_outputs(self, batch: Mapping[str, torch.Tensor]) -> dict:
-        return {
-            "emissions": self.emissions(batch).cpu(),
-            "word_mask": batch["word_mask"].cpu(),
-            **gold_of(batch, "tags"),
-        }
+        return self.dev_record(batch, self.emissions(batch))
+
+    def dev_record(self, batch: Mapping[str, torch.Tensor], emissions: torch.Tensor) -> dict:
+        """``dev_outputs`` of a batch whose ``emissions`` are already computed (a validation step's)."""
+        return {"emissions": emissions.cpu(), "word_mask": batch["word_mask"].cpu(), **gold_of(batch, "tags")}
 
     def observations(self, outputs: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """One batch's dev ``(emissions, tags, mask)`` against every gold view (``span_observations`` says how one

@@ -36,6 +36,7 @@ from faina.data.multi_datamodule import MultiEntryDataModule
 from faina.data.task_entries import TaskEntry, target_entry
 from faina.serving.fold_model import load_tokenizer
 from faina.serving.heads import HEADS_FILE
+from faina.training.decision_tuning import fits_on_dev
 from faina.training.fold_ending import finish_entry, flat_test_metrics
 from faina.training.model_building import build_fold_model, check_model_config, plain
 from faina.training.run_entries import check_sampling, entry_splits, read_run_entries
@@ -169,6 +170,8 @@ def run_fold(
         overrides["use_distributed_sampler"] = False
         if datamodule.rebuilt_each_epoch:  # sequential: the number of batches changes between its phases
             overrides["reload_dataloaders_every_n_epochs"] = 1
+    # the validation pass of the chosen epoch serves the heads' dev fits when anything is fitted there
+    model.module.validation_outputs.record(any(fits_on_dev(head) for head in model.heads.values()))
     fold.fit(model.module, trainer_overrides=overrides, datamodule=datamodule)
     chosen = fold.load_chosen_weights(model.module)
     if fold.average is not None:
@@ -184,8 +187,9 @@ def run_fold(
     if fold.length():
         result["early_stopping"] = fold.length()
     device, encoder_block = device_settings(cfg), plain(cfg.encoder)
+    kept = fold.chosen_validation_outputs()  # by entry position: the chosen epoch's dev pass, when reusable
     finished: dict[str, dict] = {}
-    for entry, module in zip(entries, modules):
+    for position, (entry, module) in enumerate(zip(entries, modules)):
         fit = all(other.head != entry.head for other in entries[: entries.index(entry)])  # a shared head: the first's
         with model.standalone(entry.head) as head:
             finished[entry.name] = finish_entry(
@@ -198,6 +202,7 @@ def run_fold(
                 check_model_config(model.blocks[entry.head]),
                 encoder_block,
                 fold.clock,
+                kept.get(position),
             )
     if len(entries) == 1:
         result.update(finished[target.name])

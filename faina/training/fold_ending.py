@@ -27,7 +27,7 @@ from faina.formats.probability_file import write_probabilities
 from faina.formats.records import SpanCorpus, labels_used
 from faina.serving.fold_model import export_model
 from faina.serving.probabilities import probabilities_from_outputs
-from faina.training.decision_tuning import calibrate_on_dev, tune_on_dev
+from faina.training.decision_tuning import fit_on_dev
 from faina.training.run_settings import DeviceSettings
 
 
@@ -41,25 +41,21 @@ def finish_entry(
     named_model,
     encoder_block: dict,
     clock: PhaseClock,
+    kept_dev_outputs: list[dict] | None = None,
 ) -> dict:
     """One entry's fold ending (module docstring) into ``entry_dir``: its rule and calibration fitted on its dev split
-    (``fit``; a head shared with an earlier entry is fitted by that one), exported, predicted, written and scored.
-    Each step's seconds go to the fold's ``clock`` (tuning, calibration, prediction, outputs). Returns the entry's
+    (``fit``; a head shared with an earlier entry is fitted by that one; on ``kept_dev_outputs``, the chosen epoch's
+    validation outputs of the entry, when the fold kept them), exported, predicted, written and scored. Each step's
+    seconds go to the fold's ``clock`` (dev_pass, tuning, calibration, prediction, outputs). Returns the entry's
     metrics."""
     entry_dir.mkdir(parents=True, exist_ok=True)
     split = module.split
     result: dict = {"train_posts": len(split.train), "dev_posts": len(split.dev)}
     calibrated = head.applies_calibration  # a shared head: calibrated by the entry that fitted it
     if fit:
-        with clock.phase("tuning"):
-            tuned = tune_on_dev(device.accelerator, head, module.whole_dev_dataloader())
-        with clock.phase("calibration"):
-            fitted = calibrate_on_dev(device.accelerator, head, module.whole_dev_dataloader())
-        calibrated = bool(fitted)
-        if tuned:
-            result["tuned_on_dev"] = tuned
-        if fitted:
-            result["calibrated_on_dev"] = fitted
+        fitted = fit_on_dev(device.accelerator, head, kept_dev_outputs, module.whole_dev_dataloader, clock)
+        calibrated = "calibrated_on_dev" in fitted
+        result.update(fitted)
     data = entry.data
     labels_inventory = str(entry.data_block.get("labels"))
     with clock.phase("outputs"):
