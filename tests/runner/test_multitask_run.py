@@ -151,7 +151,8 @@ def test_the_results_folder_predicts_with_each_heads_ensemble(span_and_post, sma
     ensemble, first, second = probabilities
     assert set(ensemble) == set(first) == set(second) and len(ensemble) == len(read_any(small_sample / "sample.tsv"))
     for post_id, values in ensemble.items():
-        assert values == pytest.approx((first[post_id] + second[post_id]) / 2, abs=1e-5)
+        # each file holds its values to 4 decimals (docs/soft-labels.md): the mean agrees to their rounding
+        assert values == pytest.approx((first[post_id] + second[post_id]) / 2, abs=1e-4)
     assert len(read_any(tmp_path / "e.tsv").rows) == len(ensemble)
 
 
@@ -292,7 +293,7 @@ def test_cv_official_ensemble_writes_each_heads_submission(tmp_path, tiny_encode
     ensembled = exp / "submission-ensemble-span_f.conll"
     unlabelled = read_any(small_sample / "sample-unlabelled.conll")
     assert [p.tokens for p in read_any(ensembled).posts] == [p.tokens for p in unlabelled.posts]
-    assert (exp / "probabilities-ensemble-span_f.jsonl").is_file()
+    assert (exp / "probabilities-ensemble-span_f.jsonl.gz").is_file()
     assert not list(exp.glob("submission-ensemble-post_f.*"))  # the post entry has no test file
     for k in (0, 1):
         assert (exp / f"fold{k}" / "span_f" / "submission.conll").is_file()
