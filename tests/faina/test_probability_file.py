@@ -1,4 +1,4 @@
-"""The probability file's layout: a round trip (plain and gzip, chosen by the name), values to 4 decimals, the fold
+"""The probability file's layout: a round trip (plain and gzip, chosen by the name), values to 4 significant digits, the fold
 folder's file under either name, and one clear error per kind of bad line or bad file."""
 
 from __future__ import annotations
@@ -45,7 +45,16 @@ def test_round_trip_at_both_levels(tmp_path):
     posts = ProbabilityFile("post", six, ("A", "B"), (PostProbabilities("7", np.full((6, 2), 1 / 3)),))
     back = read_probabilities(write_probabilities(posts, tmp_path / "posts.jsonl"))
     assert back.level == "post" and back.views == six and back.posts[0].values.shape == (6, 2)
-    assert back.posts[0].values[0, 0] == 0.3333  # 4 decimal places
+    assert back.posts[0].values[0, 0] == 0.3333  # 4 significant digits
+
+
+def test_a_near_certain_value_keeps_four_significant_digits_of_its_distance_to_0_or_1(tmp_path):
+    values = np.array([[0.123456, 3.2174e-06, 1 - 3.2174e-06, 0.0, 1.0, 0.5]])
+    posts = ProbabilityFile("post", ("a1",), tuple("ABCDEF"), (PostProbabilities("7", values),))
+    back = read_probabilities(write_probabilities(posts, tmp_path / "posts.jsonl")).posts[0].values[0]
+    assert back.tolist() == [0.1235, 3.217e-06, 0.999996783, 0.0, 1.0, 0.5]
+    # the log-loss of a labelled near-impossible token is its own, not the clamp's
+    assert -np.log(back[1]) == pytest.approx(-np.log(values[0, 1]), rel=1e-3)
 
 
 def test_a_gz_name_writes_and_reads_the_same_lines_compressed(tmp_path):
@@ -55,13 +64,6 @@ def test_a_gz_name_writes_and_reads_the_same_lines_compressed(tmp_path):
     assert write_probabilities(span_file(), tmp_path / "again.jsonl.gz").read_bytes() == packed.read_bytes()  # no mtime
     back = read_probabilities(packed)
     assert back.path == str(packed) and np.array_equal(back.posts[0].values, read_probabilities(plain).posts[0].values)
-
-
-def test_values_are_rounded_to_4_decimals(tmp_path):
-    values = np.array([[0.123456789, 0.00004, 0.99996]])
-    posts = ProbabilityFile("post", ("a1",), ("A", "B", "C"), (PostProbabilities("1", values),))
-    line = json.loads(write_probabilities(posts, tmp_path / "p.jsonl").read_text())
-    assert line["probabilities"] == {"a1": {"A": 0.1235, "B": 0.0, "C": 1.0}}
 
 
 def test_a_fold_folder_is_read_under_todays_name_or_the_former_plain_one(tmp_path):

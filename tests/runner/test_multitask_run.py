@@ -151,7 +151,7 @@ def test_the_results_folder_predicts_with_each_heads_ensemble(span_and_post, sma
     ensemble, first, second = probabilities
     assert set(ensemble) == set(first) == set(second) and len(ensemble) == len(read_any(small_sample / "sample.tsv"))
     for post_id, values in ensemble.items():
-        # each file holds its values to 4 decimals (docs/soft-labels.md): the mean agrees to their rounding
+        # each file holds its values to 4 significant digits (docs/soft-labels.md): the mean agrees to their rounding
         assert values == pytest.approx((first[post_id] + second[post_id]) / 2, abs=1e-4)
     assert len(read_any(tmp_path / "e.tsv").rows) == len(ensemble)
 

@@ -58,7 +58,7 @@ def test_fold_soft_scores_are_what_evaluate_soft_computes_from_the_fold_files(ru
     scores = evaluate_main([*arguments, "--json"])
     assert scores["strict"] == metrics["test"]["strict"]  # the hard scores do not move
     assert scores["probability_scores"]["prior_from"] == "gold"
-    for measure in ("cross_entropy", "manhattan", "ece"):  # the file holds the probabilities to 4 decimals
+    for measure in ("cross_entropy", "manhattan", "ece"):  # the file holds the probabilities to 4 significant digits
         assert scores["probability_scores"]["model"][measure] == pytest.approx(soft["model"][measure], abs=1e-4)
         assert scores["probability_scores"]["oracle"][measure] == pytest.approx(soft["oracle"][measure], abs=1e-6)
     assert scores["probability_scores"]["perspectivist"] == soft["perspectivist"]

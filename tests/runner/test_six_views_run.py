@@ -67,7 +67,9 @@ def test_six_views_custom_labels_and_missing_annotations_train_and_score(make_cf
     assert result.returncode == 0, result.stderr
     printed = json.loads(result.stdout)
     assert printed["soft_labels"]["gold_views"] == VIEWS
-    for measure, value in saved["soft_labels"]["model"].items():  # the file holds the probabilities to 4 decimals
+    for measure, value in saved["soft_labels"][
+        "model"
+    ].items():  # the file holds the probabilities to 4 significant digits
         assert printed["soft_labels"]["model"][measure] == pytest.approx(value, abs=1e-4)
 
 
