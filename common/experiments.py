@@ -49,7 +49,7 @@ def run_folds(
         index = index_of(fold)
         if wanted is not None and index not in wanted:
             continue
-        fold_dir = exp_dir / f"fold{index}"
+        fold_dir = fold_folder(exp_dir, index)
         finished = read_finished_fold(fold_dir / "metrics.json", index)
         if finished is not None:
             log.info("fold %d: finished earlier, reusing %s", index, fold_dir / "metrics.json")
@@ -60,6 +60,11 @@ def run_folds(
         results.append(finished)
         kill_point("fold-done")  # the fault tests' "killed between folds"
     return results if rank_zero_only.rank == 0 else None
+
+
+def fold_folder(exp_dir: Path, index: int) -> Path:
+    """Where fold ``index`` of the experiment in ``exp_dir`` writes everything it makes."""
+    return exp_dir / f"fold{index}"
 
 
 def read_finished_fold(path: Path, index: int) -> dict | None:
@@ -103,6 +108,7 @@ VOLATILE_KEYS = (
     "checkpoint.keep",
     "checkpoint.resume_every_minutes",
     "checkpoint.resume_every_n_epochs",
+    "outputs",  # what is drawn beside the scores, never what is scored
 )
 
 

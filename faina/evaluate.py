@@ -14,9 +14,9 @@ columns are ignored. The figures are those of ``metrics.faina_span_sums`` / ``me
 the one implementation training's Metrics use too; the table shows percentages with two decimals,
 ``--json`` prints fractions only.
 ``--exact`` (span tasks) adds seqeval's exact-match P/R/F1 (``metrics.faina_exact``) under the key ``exact``.
-``--probabilities PROBS`` (the ``probabilities.jsonl`` of the predictions) adds the scores of those probabilities
-against the annotators' shares, the soft-label measures of the Learning With Disagreements tasks, under
-``probability_scores`` (``faina.scoring.soft_scores``; docs/soft-labels.md), with the prior taken from
+``--probabilities PROBS`` (the ``probabilities.jsonl.gz`` of the predictions, or a plain ``.jsonl``) adds the scores
+of those probabilities against the annotators' shares, the soft-label measures of the Learning With Disagreements
+tasks, under ``probability_scores`` (``faina.scoring.soft_scores``; docs/soft-labels.md), with the prior taken from
 ``--prior-from TRAIN`` (the training file) or else from the gold file itself. Its former names, ``--soft`` and the
 key ``soft_labels``, still work for one release: they were easy to mistake for the official ``soft`` F1.
 """
@@ -66,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--probabilities",
         metavar="PROBS",
         default=None,
-        help="probabilities.jsonl of the predictions: add the scores of the probabilities against the annotators' "
-        "shares (key `probability_scores`)",
+        help="probabilities.jsonl.gz (or a plain .jsonl) of the predictions: add the scores of the probabilities "
+        "against the annotators' shares (key `probability_scores`)",
     )
     parser.add_argument(
         "--soft",
@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.prior_from is not None and probabilities is None:
         raise UserError(
             "--prior-from sets the prior of the probability scores, which need --probabilities",
-            fix="add --probabilities PROBS (the probabilities.jsonl of the predictions), or drop --prior-from",
+            fix="add --probabilities PROBS (the probabilities.jsonl.gz of the predictions), or drop --prior-from",
         )
     inventory = LabelInventory.load(args.labels).chosen_with("--labels")
     with warnings.catch_warnings():

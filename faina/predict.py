@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--probabilities",
         metavar="PATH",
         default=None,
-        help="also write the model's probabilities as JSONL (docs/soft-labels.md)",
+        help="also write the model's probabilities as JSONL, gzip-compressed when PATH ends in .gz "
+        "(docs/soft-labels.md)",
     )
     parser.add_argument(
         "--uncalibrated",

@@ -116,7 +116,13 @@ def reliability_bins(predicted, gold, bins: int = ECE_BINS) -> tuple[np.ndarray,
 
 def expected_calibration_error(predicted, gold, bins: int = ECE_BINS) -> np.ndarray:
     """Per label ``[C]``: ``Σ_b (n_b / N) |mean p - mean t|`` over ``bins`` equal-width bins of ``p``."""
-    counts, sums_p, sums_t = reliability_bins(predicted, gold, bins)
+    return binned_calibration_error(*reliability_bins(predicted, gold, bins))
+
+
+def binned_calibration_error(counts, sums_p, sums_t) -> np.ndarray:
+    """Per label ``[C]``: the expected calibration error of ``reliability_bins``' sums ``[C, bins]``, so sums added
+    over several sets of items (the folds of a run) give the error over all of them."""
+    counts, sums_p, sums_t = (np.asarray(a, dtype=np.float64) for a in (counts, sums_p, sums_t))
     total = counts.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         # Σ_b n_b/N · |Σp/n_b - Σt/n_b| = Σ_b |Σp - Σt| / N

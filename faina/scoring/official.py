@@ -170,7 +170,7 @@ def _evaluate(
     soft: str | Path | None = None,
     prior_from: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Hard scores (``scores``, ``counts``) and, with ``soft`` (a probabilities.jsonl), ``probability_scores``."""
+    """Hard scores (``scores``, ``counts``) and, with ``soft`` (a probability file), ``probability_scores``."""
     level, grain = parse_task(task)
     if exact and level != "span":
         raise UserError(

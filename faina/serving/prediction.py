@@ -38,9 +38,9 @@ def predict_file(
     head: str | None = None,
 ) -> str:
     """Label ``input_path`` into ``output_path``; with ``probabilities_path``, also write the model's probabilities
-    there (``probabilities.jsonl`` layout, docs/soft-labels.md): calibrated when the model is, or with
-    ``uncalibrated`` its raw ones. ``head``: for the results folder of a multi-task run, the head whose fold models
-    make the ensemble."""
+    there (the ``probabilities.jsonl`` layout, gzip-compressed when its name ends in ``.gz``; docs/soft-labels.md):
+    calibrated when the model is, or with ``uncalibrated`` its raw ones. ``head``: for the results folder of a
+    multi-task run, the head whose fold models make the ensemble."""
     model, meta = load_predictor(model_dir, trust_remote_code, head)
     level = LEVELS[meta["level"]]
     check_readable_by(input_path, meta["level"], f"{meta['level']}-level model")
@@ -124,9 +124,10 @@ def write_ensemble_submission(
 ) -> Path:
     """``cv.ensemble``: the ensemble of every model of ``results_dir`` (of a multi-task run: every fold's ``head``)
     labels ``corpus`` (the unlabelled test file), written as ``submission-ensemble<suffix>.<ext>`` beside the models'
-    own submissions, its probabilities as ``probabilities-ensemble<suffix>.jsonl``."""
+    own submissions, its probabilities as ``probabilities-ensemble<suffix>.jsonl.gz`` (compressed as the folds'
+    ``probabilities.jsonl.gz``)."""
     model, meta = load_predictor(results_dir, head=head)
     level = LEVELS[meta["level"]]
     predicted, probabilities = predict_corpus_with_probabilities(model, meta, corpus, batch_size)
-    write_probabilities(probabilities, Path(results_dir) / f"probabilities-ensemble{suffix}.jsonl")
+    write_probabilities(probabilities, Path(results_dir) / f"probabilities-ensemble{suffix}.jsonl.gz")
     return level.write(predicted, Path(results_dir) / f"submission-ensemble{suffix}.{level.file_ext}")

@@ -37,15 +37,17 @@ from faina.data.task_entries import TaskEntry, target_entry
 from faina.serving.fold_model import load_tokenizer
 from faina.serving.heads import HEADS_FILE
 from faina.training.decision_tuning import fits_on_dev
-from faina.training.fold_ending import finish_entry, flat_test_metrics
+from faina.training.fold_ending import entry_dir, finish_entry, flat_test_metrics
 from faina.training.model_building import build_fold_model, check_model_config, plain
 from faina.training.run_entries import check_sampling, entry_splits, read_run_entries
 from faina.training.run_report import report
 from faina.training.run_settings import (
+    OutputSettings,
     device_settings,
     early_stopping,
     fold_settings,
     keeps_checkpoints,
+    output_settings,
     wanted_folds,
 )
 from models.encoder_settings import encoder_settings
@@ -82,6 +84,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
     sampling = check_sampling(cfg)
     encoder_settings(plain(cfg.encoder))
     check_training_length(cfg)
+    outputs = output_settings(cfg)
     if cfg.task.get("entries") is None:  # a single-task run's model block, before its experiment folder exists
         check_model_config(cfg.model)
     started = time.perf_counter()
@@ -102,7 +105,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
             folds,
             lambda splits: splits[target.name].fold,
             lambda splits, fold_dir: run_fold(
-                cfg, entries, features, predict_features, splits, fold_dir, tokenizer.pad_token_id, sampling
+                cfg, entries, features, predict_features, splits, fold_dir, tokenizer.pad_token_id, sampling, outputs
             ),
             wanted=wanted_folds(cfg),
             keep_checkpoints=keeps_checkpoints(cfg),
@@ -111,7 +114,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
             return {}
         if official and cfg.cv.num_folds > 1 and len(results) == cfg.cv.num_folds:
             write_ensemble_submissions(cfg, exp_dir, entries)
-        return report(cfg, exp_dir, entries, results, data_seconds)
+        return report(cfg, exp_dir, entries, results, data_seconds, outputs)
 
 
 def entry_features(cfg: DictConfig, entry: TaskEntry, tokenizer) -> list[dict]:
@@ -124,12 +127,6 @@ def entry_features(cfg: DictConfig, entry: TaskEntry, tokenizer) -> list[dict]:
     return features
 
 
-def entry_dir(fold_dir: Path, entries: list[TaskEntry], entry: TaskEntry) -> Path:
-    """Where an entry's fold ends: the fold folder itself for a run of one entry (the layout every reader of a fold
-    folder knows), ``fold<k>/<entry>/`` for several."""
-    return fold_dir if len(entries) == 1 else fold_dir / entry.name
-
-
 def run_fold(
     cfg: DictConfig,
     entries: list[TaskEntry],
@@ -139,6 +136,7 @@ def run_fold(
     fold_dir: Path,
     pad_token_id: int,
     sampling: dict | None,
+    outputs: OutputSettings,
 ) -> dict:
     target = target_entry(entries)
     index = splits[target.name].fold
@@ -202,6 +200,7 @@ def run_fold(
                 check_model_config(model.blocks[entry.head]),
                 encoder_block,
                 fold.clock,
+                outputs,
                 kept.get(position),
             )
     if len(entries) == 1:

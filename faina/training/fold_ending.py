@@ -4,9 +4,9 @@ The entry's head (with the shared encoder: a complete single-task model) fits it
 of its probabilities on the entry's dev split, is exported as a model folder (``model.json`` +
 ``model.safetensors``), predicts the entry's test split (or, for ``cv=official``, its test file), and its
 predictions are written in the official file layout with the model's probabilities beside them
-(``probabilities.jsonl``) and, where gold labels exist, scored with the official-parity evaluator of the entry's
-task (and the probability scores, ``reliability.png``). A run of one entry does this in ``fold<k>/`` itself, a run
-of several in ``fold<k>/<entry>/``.
+(``probabilities.jsonl.gz``) and, where gold labels exist, scored with the official-parity evaluator of the entry's
+task (and the probability scores, with the data of their reliability diagram: ``faina.training.reliability_outputs``).
+A run of one entry does this in ``fold<k>/`` itself, a run of several in ``fold<k>/<entry>/`` (``entry_dir``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,14 @@ from faina.formats.records import SpanCorpus, labels_used
 from faina.serving.fold_model import export_model
 from faina.serving.probabilities import probabilities_from_outputs
 from faina.training.decision_tuning import fit_on_dev
-from faina.training.run_settings import DeviceSettings
+from faina.training.reliability_outputs import write_fold_reliability
+from faina.training.run_settings import DeviceSettings, OutputSettings
+
+
+def entry_dir(fold_dir: Path, entries: list[TaskEntry], entry: TaskEntry) -> Path:
+    """Where an entry's fold ends: the fold folder itself for a run of one entry (the layout every reader of a fold
+    folder knows), ``fold<k>/<entry>/`` for several."""
+    return fold_dir if len(entries) == 1 else fold_dir / entry.name
 
 
 def finish_entry(
@@ -41,13 +48,14 @@ def finish_entry(
     named_model,
     encoder_block: dict,
     clock: PhaseClock,
+    output_settings: OutputSettings,
     kept_dev_outputs: list[dict] | None = None,
 ) -> dict:
     """One entry's fold ending (module docstring) into ``entry_dir``: its rule and calibration fitted on its dev split
     (``fit``; a head shared with an earlier entry is fitted by that one; on ``kept_dev_outputs``, the chosen epoch's
     validation outputs of the entry, when the fold kept them), exported, predicted, written and scored. Each step's
-    seconds go to the fold's ``clock`` (dev_pass, tuning, calibration, prediction, outputs). Returns the entry's
-    metrics."""
+    seconds go to the fold's ``clock`` (dev_pass, tuning, calibration, prediction, outputs); ``output_settings``
+    says whether the fold draws its own reliability diagram. Returns the entry's metrics."""
     entry_dir.mkdir(parents=True, exist_ok=True)
     split = module.split
     result: dict = {"train_posts": len(split.train), "dev_posts": len(split.dev)}
@@ -79,7 +87,8 @@ def finish_entry(
         predicted_file = len(module.predict_features) if predicting else None
         with clock.phase("outputs"):
             eval_task = entry.task["eval_task"]
-            write_fold_outputs(eval_task, data, outputs, split, entry_dir, predicted_file, calibrated, result)
+            draw = output_settings.fold_plot
+            write_fold_outputs(eval_task, data, outputs, split, entry_dir, predicted_file, calibrated, result, draw)
     return result
 
 
@@ -92,10 +101,11 @@ def write_fold_outputs(
     predicted_file: int | None,
     calibrated: bool,
     result: dict,
+    draw_reliability: bool = False,
 ) -> Path:
     """Write a fold's predictions (``predictions.<ext>`` of its test split, or ``submission.<ext>`` of the test file
     of ``predicted_file`` posts) and its probabilities, score them when gold labels exist (into ``result``, with
-    ``reliability.png``); the prediction file's path."""
+    ``reliability.json``, and ``reliability.png`` when ``draw_reliability``); the prediction file's path."""
     level = LEVELS[data.level]
     if predicted_file is None:  # a fold's test split, every annotator view whatever data.targets
         corpus, indices, gold, name = data.labelled, split.test, subset(data.gold_corpus, split.test), "predictions"
@@ -113,7 +123,7 @@ def write_fold_outputs(
         result.update(
             score_fold(eval_task, data, gold, predicted, pred_path, probabilities, uncalibrated, prior_corpus)
         )
-        write_fold_reliability(data, gold, probabilities, uncalibrated, prior_corpus, fold_dir)
+        write_fold_reliability(data, gold, probabilities, uncalibrated, prior_corpus, fold_dir, draw_reliability)
     result["prediction_file"] = str(pred_path)
     result["probability_file"] = str(fold_dir / PROBABILITY_FILE)
     return pred_path
@@ -156,20 +166,10 @@ def score_fold(eval_task: str, data: TaskData, gold, predicted, pred_path: Path,
     return result
 
 
-def write_fold_reliability(data: TaskData, gold, probabilities, uncalibrated, prior_corpus, fold_dir: Path) -> None:
-    """``reliability.png``: the reliability diagram of each label (``faina.analysis.reliability``)."""
-    from faina.analysis.reliability import FILE_NAME, write_reliability_plot
-    from faina.scoring.soft_scores import annotated_items, votes
-    from metrics.soft_labels import prior, soft_labels
-
-    reference = prior(soft_labels(votes(prior_corpus, data.labels), annotated_items(prior_corpus)))
-    write_reliability_plot(gold, probabilities, data.labels, fold_dir / FILE_NAME, uncalibrated, reference)
-
-
 def write_fold_probabilities(corpus, indices, outputs: list[dict], data: TaskData, fold_dir: Path):
-    """Every fold writes its model's probabilities beside its hard file (``probabilities.jsonl``; calibrated when
-    the model is): one forward-backward pass per batch and a few MB, so no setting to forget before a long run
-    (docs/soft-labels.md)."""
+    """Every fold writes its model's probabilities beside its hard file (``probabilities.jsonl.gz``; calibrated
+    when the model is): one forward-backward pass per batch and a few hundred kB, so no setting to forget before a
+    long run (docs/soft-labels.md). The scores are computed from the returned values, not from the rounded file."""
     probabilities = probabilities_from_outputs(corpus, indices, outputs, data.labels, data.model_views)
     write_probabilities(probabilities, fold_dir / PROBABILITY_FILE)
     return probabilities

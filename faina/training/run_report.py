@@ -5,7 +5,9 @@ One table per scored entry (mean ± std over folds of P/R/F1 per view, strict / 
 scores). ``results.json`` keeps the shape its readers know: ``{"folds", "summary", "probability_summary"}`` for a run
 of one entry, ``{"folds", "target", "entries": {<entry>: {"summary", "probability_summary"}}}`` for several. The
 metrics are the target's under the single-task names (``strict/avg/f1`` ...) and, with several entries, every
-entry's as ``<entry>/<metric>``; ``val/f1_mean`` / ``val/f1_std`` are the selected epochs' dev scores.
+entry's as ``<entry>/<metric>``; ``val/f1_mean`` / ``val/f1_std`` are the selected epochs' dev scores. Unless
+``outputs.reliability_plot=none``, each scored entry's reliability diagram over all its folds is drawn into the
+experiment's folder (``faina.training.reliability_outputs``).
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from common.experiments import fold_folder
 from common.io import atomic_write_json, atomic_write_text
 from common.spread import mean_std
 from common.wandb_runs import log_experiment_run
 from faina.data.task_entries import TaskEntry, target_entry
+from faina.training.fold_ending import entry_dir
+from faina.training.reliability_outputs import experiment_plot_name, write_experiment_reliability
 from faina.training.results_table import (
     flat_metrics,
     markdown_table,
@@ -26,7 +31,7 @@ from faina.training.results_table import (
     summarise,
     summarise_probabilities,
 )
-from faina.training.run_settings import experiment_run
+from faina.training.run_settings import OutputSettings, experiment_run
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +59,18 @@ def run_phases(results: list[dict], data_seconds: float | None) -> dict:
     return {"seconds": seconds, "bytes_written": None if None in written else sum(written)}
 
 
+def write_experiment_plots(exp_dir: Path, entries: list[TaskEntry], results: list[dict], names: list[str]) -> None:
+    """The reliability diagram of each scored entry in ``names`` over its folds' test items (module docstring)."""
+    single = len(entries) == 1
+    for entry in entries:
+        if entry.name not in names:
+            continue
+        folders = [entry_dir(fold_folder(exp_dir, r["fold"]), entries, entry) for r in results if "fold" in r]
+        path = write_experiment_reliability(folders, exp_dir / experiment_plot_name(None if single else entry.name))
+        if path is not None:
+            log.info("reliability diagram of the folds: %s", path)
+
+
 def table_title(cfg: DictConfig, entries: list[TaskEntry], entry: TaskEntry) -> str:
     if len(entries) == 1:
         return f"{cfg.task.name} · {cfg.encoder.name} · {cfg.data.name}"
@@ -62,10 +79,16 @@ def table_title(cfg: DictConfig, entries: list[TaskEntry], entry: TaskEntry) -> 
 
 
 def report(
-    cfg: DictConfig, exp_dir: Path, entries: list[TaskEntry], results: list[dict], data_seconds: float | None = None
+    cfg: DictConfig,
+    exp_dir: Path,
+    entries: list[TaskEntry],
+    results: list[dict],
+    data_seconds: float | None = None,
+    outputs: OutputSettings | None = None,
 ) -> dict[str, float]:
     """Print and save the tables over folds; return (and log as the experiment's W&B run) the over-fold metrics.
-    ``data_seconds``: the run's reading and tokenising (before any fold), recorded beside the folds' phases."""
+    ``data_seconds``: the run's reading and tokenising (before any fold), recorded beside the folds' phases;
+    ``outputs``: whether to draw the experiment's reliability diagrams (default: drawn)."""
     single = len(entries) == 1
     dev = [r["best_dev_f1"] for r in results if r.get("best_dev_f1") is not None]
     metrics: dict[str, float] = {
@@ -115,6 +138,8 @@ def report(
             log.info("submission written: %s", r.get("prediction_file"))
     else:
         print("no entry has labelled test posts: predicted only (submission files written)")
+    if (outputs or OutputSettings()).experiment_plot:
+        write_experiment_plots(exp_dir, entries, results, list(blocks))
     loggers, config = experiment_run(cfg, exp_dir)
     costs = {f"phases/{name}": value for name, value in (phases or {}).get("seconds", {}).items()}
     log_experiment_run(loggers, config, {**metrics, **costs}, len(results))  # the cost beside the scores

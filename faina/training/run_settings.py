@@ -15,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from common.checkpointing import resume_interval_settings
 from common.early_stopping import DevEarlyStopping, early_stopping_callback
+from common.errors import UserError
 from common.fold_training import FoldSettings
 from common.wandb_runs import EXPERIMENT_RUN_NAME
 
@@ -27,6 +28,34 @@ class DeviceSettings:
     accelerator: str = "auto"
     precision: str = "32-true"
     progress_bar: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class OutputSettings:
+    """What a run draws beside its scores (``outputs.reliability_plot``): each scored fold always writes its
+    reliability data; ``fold_plot`` also draws each fold's ``reliability.png``, ``experiment_plot`` the experiment's,
+    over every fold's test items (``faina.training.reliability_outputs``)."""
+
+    fold_plot: bool = False
+    experiment_plot: bool = True
+
+
+RELIABILITY_PLOTS = {
+    "experiment": OutputSettings(fold_plot=False, experiment_plot=True),
+    "fold": OutputSettings(fold_plot=True, experiment_plot=True),
+    "none": OutputSettings(fold_plot=False, experiment_plot=False),
+}
+
+
+def output_settings(cfg: DictConfig) -> OutputSettings:
+    """``outputs.*`` as settings; an unknown ``reliability_plot`` stops the run before anything trains."""
+    choice = str((cfg.get("outputs") or {}).get("reliability_plot", "experiment"))
+    if choice not in RELIABILITY_PLOTS:
+        raise UserError(
+            f"outputs.reliability_plot={choice} is not one of {', '.join(RELIABILITY_PLOTS)}",
+            fix="outputs.reliability_plot=experiment (one plot per experiment), fold (also one per fold) or none",
+        )
+    return RELIABILITY_PLOTS[choice]
 
 
 def with_fold(cfg: DictConfig, index: int | None, name: str, folder: Path) -> DictConfig:

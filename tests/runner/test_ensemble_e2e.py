@@ -46,7 +46,7 @@ def test_cv_ensemble_trains_k_models_and_writes_the_ensembled_submission(make_cf
     # its probabilities beside it, and each model's beside its own submission (docs/soft-labels.md)
     from faina.formats.probability_file import read_probabilities
 
-    for path in (exp / "probabilities-ensemble.jsonl", exp / "fold0" / "probabilities.jsonl"):
+    for path in (exp / "probabilities-ensemble.jsonl.gz", exp / "fold0" / "probabilities.jsonl.gz"):
         assert [p.tokens for p in read_probabilities(path).posts] == [p.tokens for p in unlabelled.posts]
     model, meta = load_predictor(exp)
     assert isinstance(model, MVMDEnsemble) and len(model) == 2 and len(meta["ensemble"]) == 2

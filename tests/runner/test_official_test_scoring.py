@@ -1,5 +1,5 @@
 """``cv=official`` with a labelled test file scores it like a fold's test split (hard scores, probability scores
-before and after calibration, ``reliability.png``, the printed table), and says so; an unlabelled test file is
+before and after calibration, ``reliability.json`` and the experiment's ``reliability.png``, the printed table), and says so; an unlabelled test file is
 only predicted, and the run says that instead."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def test_a_labelled_test_file_is_scored_and_an_unlabelled_one_only_predicted(mak
     assert fold["probability_scores"]["items"] == 60 and fold["probability_scores"]["prior_from"] == "train"
     assert "probability_scores_uncalibrated" in fold and fold["calibrated_on_dev"]["method"] == "temperature"
     assert (folder / "fold0" / "submission.tsv").is_file() and (folder / "fold0" / "gold.tsv").is_file()
-    assert (folder / "fold0" / "reliability.png").stat().st_size > 10_000
+    assert (folder / "fold0" / "reliability.json").is_file() and (folder / "reliability.png").stat().st_size > 10_000
     results = json.loads((folder / "results.json").read_text())
     assert results["summary"] and set(results["probability_summary"]) >= {"model", "prior", "oracle"}
     assert (folder / "results.md").read_text() in printed
@@ -39,4 +39,4 @@ def test_a_labelled_test_file_is_scored_and_an_unlabelled_one_only_predicted(mak
     assert "the test file is unlabelled: predicted only (submission written)" in printed
     assert "test" not in fold and "probability_scores" not in fold and not (folder / "results.md").exists()
     assert "summary" not in json.loads((folder / "results.json").read_text())  # only the folds' records
-    assert (folder / "fold0" / "submission.tsv").is_file() and (folder / "fold0" / "probabilities.jsonl").is_file()
+    assert (folder / "fold0" / "submission.tsv").is_file() and (folder / "fold0" / "probabilities.jsonl.gz").is_file()

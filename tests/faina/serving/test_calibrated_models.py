@@ -37,7 +37,9 @@ def test_a_fold_fits_its_calibration_on_dev_saves_it_and_scores_both(trained_run
     assert metrics["soft_labels"] == metrics["probability_scores"]
     assert metrics["probability_scores_uncalibrated"]["model"] != metrics["probability_scores"]["model"]
     assert metrics["probability_scores_uncalibrated"]["prior"] == metrics["probability_scores"]["prior"]
-    assert (fold / "reliability.png").stat().st_size > 10_000
+    reliability = json.loads((fold / "reliability.json").read_text())  # both curves' data; the figure per run
+    assert all(set(row) >= {"reported", "uncalibrated"} for row in reliability["labels"].values())
+    assert (fold.parent / "reliability.png").stat().st_size > 10_000
     model, _ = load_exported(fold)
     assert model.applies_calibration and torch.equal(model.calibration_scale, weights["calibration_scale"])
 
