@@ -4,7 +4,8 @@ A ``PhaseClock`` starts with the fold. Its ``phase(name)`` blocks add their wall
 several entries adds up); ``ValidationClock``, a Lightning callback, measures the validation passes inside ``fit``;
 the checkpoint writer adds its own seconds (``common.checkpointing.AtomicCheckpointIO``). ``record()`` is what a
 fold's ``metrics.json`` keeps under ``phases``: the seconds of each phase, the fold's total and what no phase
-covered (``other``), and the bytes the process wrote to storage during the fold (Linux ``/proc/self/io``
+covered (``other``), the ``notes`` of how it went (which dev pass served), and the bytes the process wrote to
+storage during the fold (Linux ``/proc/self/io``
 ``write_bytes``; ``None`` where the system does not count them). ``summary_line`` is the one line a run prints per
 fold.
 """
@@ -39,11 +40,16 @@ class PhaseClock:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.notes: dict[str, str] = {}
         self._start = time.perf_counter()
         self._written = bytes_written()
 
     def add(self, name: str, seconds: float) -> None:
         self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+
+    def note(self, name: str, value: str) -> None:
+        """A fact about how the fold spent its time (e.g. which dev pass served), kept beside the seconds."""
+        self.notes[name] = value
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -62,7 +68,7 @@ class PhaseClock:
         seconds.update(other=round(max(0.0, total - covered), 3), total=round(total, 3))
         now = bytes_written()
         written = None if now is None or self._written is None else now - self._written
-        return {"seconds": seconds, "bytes_written": written}
+        return {"seconds": seconds, "bytes_written": written, **({"notes": dict(self.notes)} if self.notes else {})}
 
 
 class ValidationClock(pl.Callback):
@@ -94,6 +100,8 @@ def summary_line(index: int, phases: Mapping[str, Any]) -> str:
     parts = []
     for name, value in seconds.items():
         part = f"{name} {value:.1f}"
+        if name in phases.get("notes", {}):  # e.g. dev_pass 0.0 (validation): the chosen epoch's pass served
+            part += f" ({phases['notes'][name]})"
         if name == "fit" and inside:
             part += f" ({', '.join(inside)})"
         parts.append(part)

@@ -4,7 +4,7 @@ A model selected for F1 (or trained a few epochs too long) is often over- or und
 rank the posts well but are not the shares of annotators they claim to be. Temperature scaling (Guo et al. 2017,
 "On Calibration of Modern Neural Networks") divides the scores by one number ``T`` per label fitted on held-out
 data; Platt scaling (Platt 1999) fits a slope and an intercept instead. Both are fitted here by minimising the dev
-negative log-likelihood with ``torch.optim.LBFGS``:
+negative log-likelihood (post heads with ``torch.optim.LBFGS``, span decoders by Newton's method, below):
 
 - **post heads** (MVML): per (view, label) ``p = sigmoid(a · z + b)`` over the head's logit ``z``: ``temperature``
   fits ``a = 1 / T`` (``b = 0``), ``platt`` fits both. A monotone map per label: it moves no hard decision;
@@ -12,7 +12,10 @@ negative log-likelihood with ``torch.optim.LBFGS``:
   transitions, start, end), i.e. the tempered sequence distribution ``p(y)^a / Z``. Its marginals are the
   calibrated token probabilities, and its most probable path is the same as the untempered CRF's (``a > 0``), so
   Viterbi decodes exactly what it did. The dev objective is the token-level binary log-loss of those marginals
-  (what the soft-label cross-entropy scores), through forward-backward with autograd.
+  (what the soft-label cross-entropy scores). Each decoder's loss depends on its own scale only, so every
+  decoder's temperature and the shared one are fitted together by Newton's method with central finite
+  differences: each step is one forward-backward pass of the CRF over dev with every open (decoder, scale) pair
+  side by side and no autograd (``_newton_minimise``; what it costs: docs/speed-and-scale.md).
 
 The targets: a model with a head / decoder set per annotator view is fitted view by view against that annotator;
 a one-view model (``data.targets`` soft, majority, union, intersection), scored against every annotator, against
@@ -166,7 +169,7 @@ FD_STEP = 1e-3  # in log-scale: the finite differences' half-width (float64 loss
 MAX_STEP = 1.0  # at most a factor e per step
 MAX_NEWTON_STEPS = 30
 GRADIENT_TOLERANCE = 1e-7  # of a mean log-loss per log-scale: settled
-STEP_TOLERANCE = 1e-4  # in log-scale: after a Newton step this small, the next would move about its square
+STEP_TOLERANCE = 1e-3  # in log-scale: after a Newton step this small, the next would move about its square (1e-6)
 
 
 def _clamped_scale(log_scale: torch.Tensor) -> torch.Tensor:
@@ -283,41 +286,45 @@ def _chunks(mask: torch.Tensor, budget: int = 1 << 15):
         start = end
 
 
-def span_nll(crf: BatchedBIOCRF, emissions, mask, targets, weight, scale, budget: int | None = None) -> torch.Tensor:
+def span_nll(
+    crf: BatchedBIOCRF, emissions, mask, targets, weight, scale, budget: int | None = None, decoders=None
+) -> torch.Tensor:
     """Per decoder ``[D]``: the mean weighted token log-loss of the CRF's marginals ``P(inside)`` tempered by
-    ``scale`` ``[D]``, in chunks of at most ``budget`` padded words (default ``CHUNK_WORDS``)."""
+    ``scale`` ``[D]``, in chunks of at most ``budget`` padded words (default ``CHUNK_WORDS``); with ``decoders``
+    ``[M]``, the emissions, targets and weights are those of the CRF's decoders ``decoders[m]``
+    (``BatchedBIOCRF.marginals``)."""
     total = torch.zeros(emissions.shape[1], dtype=torch.float64)
     denominator = weight.sum((0, 2)).clamp(min=1.0)
     for rows, width in _chunks(mask, budget or CHUNK_WORDS):
-        inside = crf.inside_probabilities(emissions[rows, :, :width], mask[rows, :width], scale).clamp(1e-12, 1 - 1e-12)
+        inside = crf.inside_probabilities(emissions[rows, :, :width], mask[rows, :width], scale, decoders)
+        inside = inside.clamp(1e-12, 1 - 1e-12)
         t, w = targets[rows, :, :width], weight[rows, :, :width]
         terms = -(t * inside.log() + (1 - t) * (1 - inside).log()) * w
         total = total + terms.sum((0, 2)) / denominator
     return total
 
 
-CHUNK_WORDS = 1 << 15  # padded words of one chunk at one copy of the decoders (fewer when several are evaluated)
+CHUNK_WORDS = 1 << 12  # padded words of a chunk at one copy of the decoders (fewer when several are evaluated): small
+# chunks of posts of similar length pad less and stay in cache (demo fold 0: 0.99 s at 1 << 15, 0.56 s at 1 << 12)
 
 
 def span_losses_at(
     crf: BatchedBIOCRF, emissions, mask, targets, weight
 ) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
     """``losses(decoders [M], scales [M]) -> [M]``: the ``span_nll`` of decoder ``decoders[m]`` at ``scales[m]``
-    for every m from one pass, the chosen decoders side by side (one CRF of M decoders, any repeated)."""
-    state = crf.state_dict()
+    for every m from one pass, the chosen decoders side by side (any repeated)."""
 
     def losses(decoders: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
-        chosen = BatchedBIOCRF(len(decoders)).double().requires_grad_(False)
-        chosen.load_state_dict({name: value[decoders] for name, value in state.items()})
         with torch.no_grad():
             return span_nll(
-                chosen,
+                crf,
                 emissions[:, decoders],
                 mask,
                 targets[:, decoders],
                 weight[:, decoders],
                 scales,
                 budget=max(CHUNK_WORDS * emissions.shape[1] // max(len(decoders), 1), 1),
+                decoders=decoders,
             )
 
     return losses

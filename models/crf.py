@@ -54,12 +54,15 @@ class BatchedBIOCRF(nn.Module):
         self.register_buffer("_allowed", allowed_transitions(), persistent=False)
         self.register_buffer("_allowed_start", allowed_starts(), persistent=False)
 
-    def constrained(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Transitions ``[D,3,3]``, start ``[D,3]`` and end ``[D,3]`` scores with BIO's rules applied."""
+    def constrained(self, decoders: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Transitions ``[D,3,3]``, start ``[D,3]`` and end ``[D,3]`` scores with BIO's rules applied (of the
+        decoders ``decoders`` ``[M]`` only, in that order, any repeated, when given)."""
         forbidden = torch.full_like(self.transitions, FORBIDDEN)
         transitions = torch.where(self._allowed, self.transitions, forbidden)
         start = torch.where(self._allowed_start, self.start_scores, torch.full_like(self.start_scores, FORBIDDEN))
-        return transitions, start, self.end_scores
+        if decoders is None:
+            return transitions, start, self.end_scores
+        return transitions[decoders], start[decoders], self.end_scores[decoders]
 
     def neg_log_likelihood(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """``-log p(tags | emissions)`` per post and decoder, ``[B, D]``; 0 for a post without words."""
@@ -128,12 +131,12 @@ class BatchedBIOCRF(nn.Module):
         return tags * mask[:, None, :].long()
 
     def tempered(
-        self, emissions: torch.Tensor, scale: torch.Tensor | None
+        self, emissions: torch.Tensor, scale: torch.Tensor | None, decoders: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Emissions, transitions, start and end scores with BIO's rules applied, each decoder's multiplied by
         ``scale`` ``[D]`` (``1 / T``: the tempered distribution ``p(y)^scale / Z``, ``models/calibration.py``;
-        ``None``: as they are)."""
-        transitions, start, end = self.constrained()
+        ``None``: as they are); of the decoders ``decoders`` (``constrained``) when given."""
+        transitions, start, end = self.constrained(decoders)
         if scale is None:
             return emissions, transitions, start, end
         scale = scale.to(emissions)
@@ -144,9 +147,17 @@ class BatchedBIOCRF(nn.Module):
             end.to(emissions) * scale[:, None],
         )
 
-    def marginals(self, emissions: torch.Tensor, mask: torch.Tensor, scale: torch.Tensor | None = None) -> torch.Tensor:
+    def marginals(
+        self,
+        emissions: torch.Tensor,
+        mask: torch.Tensor,
+        scale: torch.Tensor | None = None,
+        decoders: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """Posterior tag probabilities per word, ``[B, D, W, 3]``, by forward-backward in log space (of the CRF
-        tempered by ``scale`` ``[D]`` when given, ``tempered``).
+        tempered by ``scale`` ``[D]`` when given, ``tempered``). With ``decoders`` ``[M]``, the emissions
+        ``[B, M, W, 3]`` are those of the CRF's decoders ``decoders[m]`` (any repeated: one decoder at several
+        scales, or every decoder raw and tempered, from one pass).
 
         ``alpha_t(j)`` is the log-sum of the scores of every prefix ending in tag ``j`` at word ``t`` (the
         recursion of ``_log_partition``), ``beta_t(i)`` that of every suffix after word ``t`` given tag ``i``
@@ -154,10 +165,10 @@ class BatchedBIOCRF(nn.Module):
         Each real word's three values sum to 1; padded words (and posts without words) get 0 for every tag.
         """
         mask = mask.bool()
-        emissions, transitions, start, end = self.tempered(emissions, scale)
-        batch, decoders, words, _ = emissions.shape
+        emissions, transitions, start, end = self.tempered(emissions, scale, decoders)
+        batch, width, words, _ = emissions.shape
         if words == 0:
-            return emissions.new_zeros(batch, decoders, 0, NUM_TAGS)
+            return emissions.new_zeros(batch, width, 0, NUM_TAGS)
         alphas = [start.unsqueeze(0) + emissions[:, :, 0]]  # each [B, D, 3]
         for t in range(1, words):
             candidate = torch.logsumexp(
@@ -178,13 +189,28 @@ class BatchedBIOCRF(nn.Module):
         return log_marginals.exp() * mask[:, None, :, None].to(emissions.dtype)
 
     def inside_probabilities(
-        self, emissions: torch.Tensor, mask: torch.Tensor, scale: torch.Tensor | None = None
+        self,
+        emissions: torch.Tensor,
+        mask: torch.Tensor,
+        scale: torch.Tensor | None = None,
+        decoders: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """``P(word t is inside a span) = P(B) + P(I)`` per post, decoder and word, ``[B, D, W]`` (0 at padding);
-        of the tempered CRF with ``scale`` ``[D]`` (its calibration, ``models/calibration.py``).
+        of the tempered CRF with ``scale`` ``[D]`` (its calibration, ``models/calibration.py``); of the decoders
+        ``decoders`` when given (``marginals``).
 
         Computed in float64 and returned in the emissions' dtype: in float32, ``exp(alpha + beta - log Z)`` of a
         near-certain word can come out at 1.00001, which is not a probability.
         """
-        marginals = self.marginals(emissions.double(), mask, None if scale is None else scale.double())
+        marginals = self.marginals(emissions.double(), mask, None if scale is None else scale.double(), decoders)
         return (marginals[..., B] + marginals[..., I]).clamp(0.0, 1.0).to(emissions.dtype)
+
+    def inside_probabilities_at(
+        self, emissions: torch.Tensor, mask: torch.Tensor, scales: torch.Tensor
+    ) -> torch.Tensor:
+        """``inside_probabilities`` of every decoder at each row of ``scales`` ``[K, D]``, ``[K, B, D, W]``, from one
+        pass with the decoders side by side (each row's values are those of a pass at that scale alone)."""
+        copies, decoders = scales.shape
+        every = torch.arange(decoders, device=emissions.device).repeat(copies)
+        inside = self.inside_probabilities(emissions.repeat(1, copies, 1, 1), mask, scales.reshape(-1), every)
+        return inside.reshape(inside.shape[0], copies, decoders, -1).transpose(0, 1)

@@ -131,10 +131,14 @@ class MVMD(SpanOutputs, FallacyModule):
         reported ones (the tempered CRF's when the model is calibrated and reports it; else the raw ones)."""
         emissions, decision = self.emission_pair(batch)
         mask = batch["word_mask"].bool()
-        raw = self.crf.inside_probabilities(emissions.float(), mask)
         if not self.applies_calibration:
+            raw = self.crf.inside_probabilities(emissions.float(), mask)
             return emissions, decision, raw, raw
-        return emissions, decision, raw, self.crf.inside_probabilities(emissions.float(), mask, self.calibration_scale)
+        scale = self.calibration_scale
+        raw, reported = self.crf.inside_probabilities_at(
+            emissions.float(), mask, torch.stack([torch.ones_like(scale), scale])
+        )
+        return emissions, decision, raw, reported
 
     @property
     def applies_calibration(self) -> bool:

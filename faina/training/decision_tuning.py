@@ -40,7 +40,8 @@ def fit_on_dev(
 ) -> dict:
     """What the model fitted on dev (``tuned_on_dev``, ``calibrated_on_dev``): on ``kept_outputs`` (the chosen
     epoch's validation outputs) or, without them, on a new pass over ``dev_batches()``. The seconds go to ``clock``:
-    ``dev_pass`` (the new pass), ``tuning``, ``calibration``. The model returns to its device."""
+    ``dev_pass`` (the new pass), ``tuning``, ``calibration``; and which pass served, as its note ``dev_pass``
+    (``validation`` or ``new``). The model returns to its device."""
     if not fits_on_dev(model):
         return {}
     before = next(model.parameters()).device
@@ -54,5 +55,6 @@ def fit_on_dev(
             calibrated = model.fit_calibration_on(outputs)
     finally:
         model.to(before)
+    clock.note("dev_pass", "validation" if kept_outputs else "new")  # which pass served: part of the fold's cost
     fitted = {"tuned_on_dev": tuned, "calibrated_on_dev": calibrated}
     return {key: value for key, value in fitted.items() if value}

@@ -167,3 +167,18 @@ def test_inside_probabilities_stay_within_0_and_1_for_near_certain_words():
     emissions = torch.randn(16, 4, 40, NUM_TAGS) * 12.0  # confident decoders: marginals of 1 - 1e-9 and the like
     inside = crf.inside_probabilities(emissions, torch.ones(16, 40, dtype=torch.bool)).detach()
     assert inside.dtype == torch.float32 and float(inside.min()) >= 0.0 and float(inside.max()) <= 1.0
+
+
+def test_several_scales_or_chosen_decoders_in_one_pass_give_each_pass_alone_bit_for_bit(crf_case):
+    crf, emissions, mask = crf_case[:3]
+    decoders = crf.num_decoders
+    scales = torch.stack([torch.ones(decoders), torch.linspace(0.3, 3.0, decoders)])
+    together = crf.inside_probabilities_at(emissions, mask, scales)
+    assert torch.equal(together[0], crf.inside_probabilities(emissions, mask))  # scale 1 is the untempered CRF
+    assert torch.equal(together[1], crf.inside_probabilities(emissions, mask, scales[1]))
+    # one decoder at two scales beside another: each what its own CRF gives
+    chosen = torch.tensor([1, 1, 0])
+    picked = crf.inside_probabilities(emissions[:, chosen], mask, torch.tensor([0.5, 2.0, 1.0]), chosen)
+    assert torch.equal(picked[:, 0], crf.inside_probabilities(emissions, mask, torch.full((decoders,), 0.5))[:, 1])
+    assert torch.equal(picked[:, 1], crf.inside_probabilities(emissions, mask, torch.full((decoders,), 2.0))[:, 1])
+    assert torch.equal(picked[:, 2], together[0][:, 0])

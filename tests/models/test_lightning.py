@@ -9,6 +9,7 @@ import lightning as L
 import pytest
 import torch
 
+from common.checkpointing import FoldCheckpoint
 from faina.formats.labels import LabelInventory
 from metrics.faina_post import PostMicroScore
 from metrics.faina_span import SpanOverlapScore
@@ -157,3 +158,47 @@ def test_a_soft_target_post_head_is_no_collapse_when_it_predicts_few_labels(tiny
     # one head of the annotators' shares: its probabilities are mostly below any threshold by design
     model = silent_mvml(tiny_bert, -1.5, num_views=1, soft_targets=True, decision={"tuned": False})
     assert collapse_warnings(model, batch) == []
+
+
+@pytest.mark.parametrize("level", ["span", "post"])
+def test_the_chosen_epochs_validation_outputs_are_what_a_new_dev_pass_with_its_weights_gives(
+    tiny_bert, batch, tmp_path, level
+):
+    # the runner fits decision rules and calibrations on the kept outputs instead of a new pass: they must be the
+    # same tensors, bit for bit, or a fold resumed past its best epoch (which makes the new pass) would differ
+    torch.manual_seed(0)
+    metric = (
+        SpanOverlapScore(LabelInventory.load(), num_views=2)
+        if level == "span"
+        else PostMicroScore(num_views=2, labels=LABELS)
+    )
+    kind = MVMD if level == "span" else MVML
+    settings = {"num_views": 2} if level == "span" else {}
+    model = kind(
+        ChunkedEncoder(tiny_bert, max_length=16),
+        labels=LABELS,
+        optimizer=functools.partial(torch.optim.AdamW, lr=1e-2),
+        val_metric=metric,
+        **settings,
+    )
+    model.validation_outputs.record()
+    checkpoint = FoldCheckpoint(tmp_path, monitor="val/loss", mode="min")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trainer(max_epochs=3, callbacks=[checkpoint], enable_checkpointing=True).fit(
+            model, loader(batch), loader(batch)
+        )
+    kept = checkpoint.best_validation_outputs[0]  # the first (only) validation loader's batches
+    model.load_state_dict(checkpoint.best_weights())
+    fresh = model.dev_pass(loader(batch))
+    assert len(kept) == len(fresh) == 1
+    assert kept[0].keys() == fresh[0].keys() and {"gold", "annotated"} < set(kept[0])
+    for key, value in fresh[0].items():
+        assert value is None if kept[0][key] is None else torch.equal(kept[0][key], value), key
+    # a module not asked to record keeps nothing: the runner then makes the pass itself
+    silent = FoldCheckpoint(tmp_path / "other", monitor="val/loss", mode="min")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.validation_outputs.record(False)
+        trainer(max_epochs=1, callbacks=[silent], enable_checkpointing=True).fit(model, loader(batch), loader(batch))
+    assert silent.best_epoch == 0 and silent.best_validation_outputs is None

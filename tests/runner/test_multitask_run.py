@@ -67,6 +67,7 @@ def test_each_entry_is_scored_with_its_own_scorer_in_every_fold(span_and_post):
         assert [p.post_id for p in span_gold.items] == [r.post_id for r in post_gold.items]  # the very same posts
         assert (run / f"fold{fold}" / "span_f" / "reliability.json").is_file()  # the data; the figure per entry
         assert "probability_scores" in post and "tuned_on_dev" in post  # post-f's own rule, fitted on its dev
+        assert metrics["phases"]["notes"]["dev_pass"] == "validation"  # each entry's own validation pass served
     assert all((run / f"reliability-{entry}.png").is_file() for entry in ("span_f", "post_f"))
 
 

@@ -25,6 +25,7 @@ def test_a_labelled_test_file_is_scored_and_an_unlabelled_one_only_predicted(mak
     assert "avg" in fold["test"]["strict"] and fold["test_posts"] == 60  # post tasks: strict scores only
     assert fold["probability_scores"]["items"] == 60 and fold["probability_scores"]["prior_from"] == "train"
     assert "probability_scores_uncalibrated" in fold and fold["calibrated_on_dev"]["method"] == "temperature"
+    assert fold["phases"]["notes"]["dev_pass"] == "validation"  # fitted on the chosen epoch's validation pass
     assert (folder / "fold0" / "submission.tsv").is_file() and (folder / "fold0" / "gold.tsv").is_file()
     assert (folder / "fold0" / "reliability.json").is_file() and (folder / "reliability.png").stat().st_size > 10_000
     results = json.loads((folder / "results.json").read_text())

@@ -104,6 +104,12 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return files
 
 
+def fold_notes(root: Path, fold: int) -> dict[str, str]:
+    """The notes of how fold ``fold`` spent its time (``phases.notes`` of its ``metrics.json``; which dev pass)."""
+    metrics = json.loads((experiment_dir(root) / f"fold{fold}" / "metrics.json").read_text(encoding="utf-8"))
+    return metrics["phases"].get("notes", {})
+
+
 def without_timings(node):
     """A JSON value without its ``phases`` blocks (the wall-clock cost of each fold and of the run)."""
     if isinstance(node, dict):

@@ -97,6 +97,10 @@ def test_killed_during_every_write(tmp_path, tiny_encoder, fault_sample, uninter
     assert result.returncode == 0, harness.describe(result)
     assert partials() == []
     assert_same_results(tmp_path, uninterrupted)
+    # fold 0 last ran resumed after its training: no validation pass of its best epoch in memory, so its rule and
+    # calibration were fitted on a new dev pass, to the same files as the uninterrupted run's validation pass
+    assert harness.fold_notes(tmp_path, 0)["dev_pass"] == "new"
+    assert harness.fold_notes(tmp_path, 1)["dev_pass"] == "validation"
 
 
 @pytest.mark.slow
