@@ -270,6 +270,8 @@ class FoldCheckpoint(Checkpoint):
         self.best_epoch: int | None = None
         self.best_metrics: dict[str, float] = {}  # the best epoch's dev metrics (a logger's summary shows them)
         self._best_weights: dict[str, torch.Tensor] | None = None  # the best epoch's, until written (and after)
+        # whether the module still holds those weights: captured at the end of this process's last epoch
+        self.module_holds_best = False
         # the best epoch's validation outputs, when the module recorded them in this process (not after a resume)
         self.best_validation_outputs: dict[int, list] | None = None
         self._pending_rng: dict | None = None
@@ -303,6 +305,9 @@ class FoldCheckpoint(Checkpoint):
         return score > self.best_model_score if self.mode == "max" else score < self.best_model_score
 
     # --- saving ---
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
+        self.module_holds_best = False  # this step moves the weights away from the copy
+
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         kill_point("train-batch")  # the fault tests' "killed mid-epoch"
 
@@ -317,6 +322,7 @@ class FoldCheckpoint(Checkpoint):
             # a copy on the CPU (clone: a CPU model's state_dict shares its tensors, which training moves on)
             self._best_weights = {k: v.detach().cpu().clone().contiguous() for k, v in pl_module.state_dict().items()}
             self.best_model_score, self.best_epoch = float(score), trainer.current_epoch
+            self.module_holds_best = True
             recorder = getattr(pl_module, "validation_outputs", None)  # common.validation_outputs
             self.best_validation_outputs = recorder.latest() if recorder is not None and recorder.recording else None
             self.best_metrics = selected_metrics(trainer.callback_metrics)

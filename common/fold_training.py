@@ -131,7 +131,7 @@ class FoldTrainer:
             module.load_state_dict(self.average.weights())
             return f"the mean of the last {self.average.count} epochs' weights"
         best = self.checkpoint.best_weights()
-        if best is not None:
+        if best is not None and not self.checkpoint.module_holds_best:  # a later epoch trained on: go back
             module.load_state_dict(best)
         return f"the weights of epoch {self.checkpoint.best_epoch}" if best is not None else None
 
