@@ -11,7 +11,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from common.checkpointing import FoldCheckpoint
-from helpers.tiny_regression import TinyRegression
+from helpers.tiny_regression import ScoredRegression, TinyRegression
 
 NOTE = "`weights_only` was not set"
 
@@ -54,19 +54,6 @@ def test_saving_the_full_checkpoint_does_not_log_the_weights_only_note(tmp_path,
 
 
 # --- the resume interval and the best weights in memory ----------------------------------------------------------
-class ScoredRegression(TinyRegression):
-    """Logs a dev score per epoch from a fixed list (``val/f1``), so the best epoch is known in advance."""
-
-    def __init__(self, scores):
-        super().__init__(features=2)
-        self.scores = list(scores)
-        self.weights_at_epoch: dict[int, dict[str, torch.Tensor]] = {}
-
-    def on_train_epoch_end(self):
-        self.log("val/f1", float(self.scores[self.current_epoch]))
-        self.weights_at_epoch[self.current_epoch] = {k: v.clone() for k, v in self.state_dict().items()}
-
-
 def fit_scored(tmp_path, scores, **interval):
     import lightning.pytorch as pl
 

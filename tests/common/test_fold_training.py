@@ -11,7 +11,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from common.fold_training import FoldSettings, FoldTrainer
-from helpers.tiny_regression import TinyRegression
+from helpers.tiny_regression import ScoredRegression
 
 TRAINER = {
     "_target_": "lightning.pytorch.Trainer",
@@ -20,19 +20,6 @@ TRAINER = {
     "enable_progress_bar": False,
     "logger": False,
 }
-
-
-class ScoredRegression(TinyRegression):
-    """Logs a fixed dev score per epoch (``val/f1``) and keeps a copy of its weights at the end of each epoch."""
-
-    def __init__(self, scores):
-        super().__init__(features=2)
-        self.scores = list(scores)
-        self.weights_at_epoch: dict[int, dict[str, torch.Tensor]] = {}
-
-    def on_train_epoch_end(self):
-        self.log("val/f1", float(self.scores[self.current_epoch]))
-        self.weights_at_epoch[self.current_epoch] = {k: v.clone() for k, v in self.state_dict().items()}
 
 
 def trained_fold(tmp_path, scores, monkeypatch, average_last: int = 0):
