@@ -14,6 +14,7 @@ one-view model (``soft``, ``majority``) as it is. Saved per run as ``benchmark-c
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -59,7 +60,9 @@ def calibration_scores(model, meta, level, gold_test, dev_corpus, test_corpus, p
             outputs, info = test, {}
             probabilities = probabilities_from_outputs(test_corpus, indices, outputs, labels, num_views, raw=True)
         else:
+            started = time.perf_counter()
             values, info = model.fit_calibration(dev, settings, prior)
+            info = {**info, "fit_seconds": round(time.perf_counter() - started, 2)}  # what the fit costs a fold
             outputs = model.apply_calibration(test, values)
             probabilities = probabilities_from_outputs(test_corpus, indices, outputs, labels, num_views)
         block = soft_scores(gold_test, probabilities, labels, None, prior_corpus)
