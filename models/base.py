@@ -245,18 +245,19 @@ class FallacyModule(L.LightningModule):
         self.calibration = calibration
         self.hparams["calibration"] = calibration.model_dump()
 
-    def calibrate(self, batches) -> dict | None:
+    def calibrate(self, batches, prior: torch.Tensor | None = None) -> dict | None:
         """Fit the calibration (``calibration``) on labelled dev batches after training and keep it; what was
-        fitted (for the fold's metrics), or ``None`` with ``method: none``. The fit is ``fit_calibration``, the one
-        the quality benchmark calls too."""
-        return self.fit_calibration_on(self.dev_pass(batches)) if self.calibration.fits else None
+        fitted (for the fold's metrics), or ``None`` when it fits nothing. The fit is ``fit_calibration``, the one
+        the quality benchmark calls too; ``prior`` ``[V, C]`` (each label's share in the training part, per model
+        view) is what a prior fallback mixes in (``models/prior_fallback.py``)."""
+        return self.fit_calibration_on(self.dev_pass(batches), prior) if self.calibration.fits else None
 
     @torch.no_grad()
-    def fit_calibration_on(self, outputs: list[dict]) -> dict | None:
+    def fit_calibration_on(self, outputs: list[dict], prior: torch.Tensor | None = None) -> dict | None:
         """``calibrate`` on the outputs of a dev pass."""
         if not self.calibration.fits or not outputs:
             return None
-        values, info = self.fit_calibration(outputs, self.calibration)
+        values, info = self.fit_calibration(outputs, self.calibration, prior)
         self.keep_calibration(values)
         return self.calibration_report(values, info)
 
@@ -264,7 +265,9 @@ class FallacyModule(L.LightningModule):
         """Report the calibrated probabilities (``True``, the default) or the raw ones (``--uncalibrated``)."""
         self.reports_calibrated = bool(on)
 
-    def fit_calibration(self, outputs, settings: CalibrationSettings) -> tuple[torch.Tensor, dict]:
+    def fit_calibration(
+        self, outputs, settings: CalibrationSettings, prior: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, dict]:
         raise NotImplementedError
 
     def keep_calibration(self, values: torch.Tensor) -> None:

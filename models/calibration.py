@@ -22,9 +22,13 @@ a one-view model (``data.targets`` soft, majority, union, intersection), scored 
 the share of the annotated views (the same optimum as each (item, view) pair as one observation). ``scope``:
 ``own`` (each label / decoder its own values; one with fewer than ``min_evidence`` positive dev items, counted per
 view, takes the shared values) or ``shared`` (one set for all). ``method: none`` fits nothing (scale 1, shift 0).
+``fallback: prior`` then mixes each head's or decoder's calibrated probability with its label's training share, by
+a weight cross-fitted on dev, so that a label the model cannot learn reports its prior (``models/prior_fallback.py``,
+which calls the fits here on parts of dev).
 
 ``CalibrationSettings`` is saved in ``model.json`` (``models/saved_model.py``) and the fitted values in the
-model's buffers (``calibration_scale``, ``calibration_shift``; older folders load without them, uncalibrated). The
+model's buffers (``calibration_scale``, ``calibration_shift``, and the fallback's ``calibration_weight``,
+``calibration_prior``; older folders load without them, uncalibrated or unmixed). The
 functions here take tensors; the models collect their dev outputs and keep the result (``models/mvml.py``,
 ``models/mvmd.py``). What was measured: docs/soft-labels.md.
 """
@@ -49,12 +53,17 @@ Count = Annotated[int, Field(ge=0, le=10**9)]
 class CalibrationSettings(Strict):
     """How a model's probabilities are calibrated after training: ``method`` (``none`` | ``temperature`` |
     ``platt``, the last for post heads only), ``scope`` (``own`` | ``shared``) and ``min_evidence`` (module
-    docstring). Frozen plain values: saved in ``model.json`` as they are. The class default is ``none`` (a model
-    built in code, or a folder saved before calibration existed); ``conf/model/`` chooses what a run fits."""
+    docstring); ``fallback`` (``none`` | ``prior``) with ``fallback_folds``: whether each head / decoder then mixes
+    its calibrated probability with its label's share in the training part, by a weight cross-fitted on dev over
+    ``fallback_folds`` parts (``models/prior_fallback.py``). Frozen plain values: saved in ``model.json`` as they
+    are. The class default is ``none`` (a model built in code, or a folder saved before calibration existed);
+    ``conf/model/`` chooses what a run fits."""
 
     method: Literal["none", "temperature", "platt"] = "none"
     scope: Literal["own", "shared"] = "own"
     min_evidence: Count = 5
+    fallback: Literal["none", "prior"] = "none"
+    fallback_folds: Annotated[int, Field(ge=2, le=100)] = 5
 
     @classmethod
     def of(cls, given: CalibrationSettings | Mapping[str, Any] | None) -> CalibrationSettings:
@@ -66,7 +75,16 @@ class CalibrationSettings(Strict):
 
     @property
     def fits(self) -> bool:
+        """Whether anything is fitted on dev: a rescaling of the scores, a prior fallback or both."""
+        return self.rescales or self.falls_back
+
+    @property
+    def rescales(self) -> bool:
         return self.method != "none"
+
+    @property
+    def falls_back(self) -> bool:
+        return self.fallback != "none"
 
 
 class PostCalibrationSettings(CalibrationSettings):
@@ -190,7 +208,7 @@ def fit_post_calibration(
     of every annotator view ``[N, V', C]`` (and its ``annotated`` mask)."""
     views, labels = logits.shape[1], logits.shape[2]
     identity = torch.ones(views, labels), torch.zeros(views, labels)
-    if not settings.fits or logits.shape[0] == 0:
+    if not settings.rescales or logits.shape[0] == 0:
         return *identity, {}
     logits = logits.detach().double().cpu()
     targets, weight = view_targets(gold, annotated, views)
@@ -338,11 +356,18 @@ def fit_span_calibration(
     settings: CalibrationSettings,
 ) -> tuple[torch.Tensor, dict]:
     """``(scale [D], info)``: each decoder's (or one shared) ``1 / T`` fitted on dev outputs (``span_dev``)."""
-    decoders = model_views * labels
-    if not settings.fits or not outputs:
+    if not settings.rescales or not outputs:
+        return torch.ones(model_views * labels), {}
+    return fit_span_scale(frozen_copy(crf), *span_dev(outputs, model_views, labels), settings)
+
+
+def fit_span_scale(frozen: BatchedBIOCRF, emissions, mask, targets, weight, settings: CalibrationSettings):
+    """``fit_span_calibration`` on dev tensors (``span_dev``'s, posts sorted by length, or any length-sorted subset
+    of them) with the CRF already a ``frozen_copy``; scale 1 without a rescaling ``method``."""
+    decoders = emissions.shape[1]
+    if not settings.rescales or emissions.shape[0] == 0:
         return torch.ones(decoders), {}
-    emissions, mask, targets, weight = span_dev(outputs, model_views, labels)
-    losses = span_losses_at(_frozen_copy(crf), emissions, mask, targets, weight)
+    losses = span_losses_at(frozen, emissions, mask, targets, weight)
     strong = _decoder_evidence(targets, weight) >= settings.min_evidence
     own = settings.scope == "own"
     own_scale, shared, before = _newton_minimise(losses, strong if own else torch.zeros_like(strong))
@@ -357,13 +382,24 @@ def fit_span_calibration(
     return scale.float().clone(), info
 
 
+def span_marginals(frozen: BatchedBIOCRF, emissions, mask, scale: torch.Tensor) -> torch.Tensor:
+    """``[N, D, W]`` float64: the marginals ``P(inside)`` of the CRF tempered by ``scale`` ``[D]`` over dev tensors
+    (``span_dev``'s), in chunks of ``CHUNK_WORDS`` padded words; 0 at padding."""
+    inside = torch.zeros(emissions.shape[:3], dtype=torch.float64)
+    with torch.no_grad():
+        for rows, width in _chunks(mask, CHUNK_WORDS):
+            part = frozen.inside_probabilities(emissions[rows, :, :width], mask[rows, :width], scale.double())
+            inside[rows, :, :width] = part.double()
+    return inside
+
+
 def _decoder_evidence(targets: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """Each decoder's dev spans, counted per view: the begins of runs of inside tokens, weighted (shares sum)."""
     previous = torch.cat([torch.zeros_like(targets[..., :1]), targets[..., :-1]], dim=-1)
     return ((targets - previous).clamp(min=0) * weight).sum((0, 2))
 
 
-def _frozen_copy(crf: BatchedBIOCRF) -> BatchedBIOCRF:
+def frozen_copy(crf: BatchedBIOCRF) -> BatchedBIOCRF:
     """The CRF on the CPU in float64 without gradients (the fit moves only the temperature)."""
     copy = BatchedBIOCRF(crf.num_decoders).double()
     copy.load_state_dict({k: v.detach().cpu().double() for k, v in crf.state_dict().items()})

@@ -12,7 +12,10 @@ Where the average is taken decides whether the result is still a valid predictio
 Probabilities follow the same averages: an MVML ensemble's probabilities are the mean probabilities its threshold
 is applied to; an MVMD ensemble's span probabilities (``inside``) are the forward-backward marginals of the averaged
 CRF over the averaged emissions, the distribution whose best path Viterbi decodes (the members' decision O biases,
-a decision rule, move the decoded path only, as in a single model).
+a decision rule, move the decoded path only, as in a single model). Calibrated members report calibrated ones: an
+MVML ensemble the mean of its members' calibrated probabilities (each mixed with its own prior when it has a prior
+fallback, ``models/prior_fallback.py``); an MVMD ensemble the marginals of the mean of its members' tempered CRFs,
+with each member's prior fallback applied to those and averaged (``MVMDEnsemble.span_scores``).
 
 Both answer the prediction methods a single model of their level answers (``models/outputs.py``: ``predict_step``,
 ``predict_outputs`` with or without the raw scores, ``dev_outputs``, ``fit_decision``, ``apply_decision``), so code
@@ -130,7 +133,9 @@ class MVMDEnsemble(SpanOutputs, _Ensemble):
         a single model leaves its own out) and decision emissions, the raw marginals (of the averaged CRF over the
         averaged emissions) and the reported ones: with calibrated members, the marginals of the average of their
         tempered CRFs (each member's scores times its ``calibration_scale``), the ensemble of the distributions the
-        members report."""
+        members report, then each member's prior fallback applied to them and averaged (``Σ_m (w_m · p + (1 − w_m)
+        · π_m) / M``: members that all fall back to the prior report their mean prior; without a fallback ``w_m =
+        1`` and ``p`` is reported)."""
         emissions = self._member_emissions(batch)
         mean, decision = torch.stack(emissions).mean(0), self._mean_decision(emissions)
         mask = batch["word_mask"].bool()
@@ -139,12 +144,9 @@ class MVMDEnsemble(SpanOutputs, _Ensemble):
             return mean, decision, raw, raw
         scales = [m.calibration_scale.to(e)[None, :, None, None] for m, e in zip(self.members, emissions)]
         tempered = torch.stack([e * scale for e, scale in zip(emissions, scales)]).mean(0)
-        return (
-            mean,
-            decision,
-            raw,
-            self._tempered_crf().to(tempered.device).inside_probabilities(tempered.float(), mask),
-        )
+        inside = self._tempered_crf().to(tempered.device).inside_probabilities(tempered.float(), mask)
+        reported = torch.stack([m.with_prior(inside, mask, m.calibration_values()) for m in self.members]).mean(0)
+        return mean, decision, raw, reported
 
     def _tempered_crf(self) -> BatchedBIOCRF:
         """A CRF whose scores are the mean of the members' scores each times its calibration scale."""

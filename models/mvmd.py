@@ -42,6 +42,7 @@ from models.decision_rules import DecisionSettings, SpanDecisionSettings, with_o
 from models.encoder import ChunkedEncoder
 from models.heads import BIODecoders
 from models.outputs import SpanOutputs
+from models.prior_fallback import fit_span_fallback, mixed
 
 
 def gather_words(subwords: torch.Tensor, word_starts: torch.Tensor) -> torch.Tensor:
@@ -102,15 +103,20 @@ class MVMD(SpanOutputs, FallacyModule):
         num_decoders = num_views * len(labels)
         self.decoders = BIODecoders(self.encoder.hidden_size, num_decoders, loss_weights, float(o_bias))
         self.register_buffer("decision_o_bias", torch.full((num_decoders,), float(self.decision.fixed)))
-        # 1 / T per decoder, the tempered CRF whose marginals are reported (models/calibration.py)
+        # 1 / T per decoder, the tempered CRF whose marginals are reported (models/calibration.py), mixed with the
+        # label prior as weight · marginal + (1 - weight) · prior (models/prior_fallback.py)
         self.register_buffer("calibration_scale", torch.ones(num_decoders))
+        self.register_buffer("calibration_weight", torch.ones(num_decoders))
+        self.register_buffer("calibration_prior", torch.zeros(num_decoders))
         self._register_load_state_dict_pre_hook(self._keep_bias_of_older_exports)
 
     def _keep_bias_of_older_exports(self, state_dict, prefix, *args, **kwargs) -> None:
-        """Models exported before tuned O biases (calibration) existed have no buffer: they decoded without one
-        (and reported the untempered marginals)."""
+        """Models exported before tuned O biases (calibration, its prior fallback) existed have no buffer: they
+        decoded without one (and reported the untempered, or the tempered unmixed, marginals)."""
         state_dict.setdefault(prefix + "decision_o_bias", torch.zeros_like(self.decision_o_bias))
         state_dict.setdefault(prefix + "calibration_scale", torch.ones_like(self.calibration_scale))
+        state_dict.setdefault(prefix + "calibration_weight", torch.ones_like(self.calibration_weight))
+        state_dict.setdefault(prefix + "calibration_prior", torch.zeros_like(self.calibration_prior))
 
     @property
     def crf(self):
@@ -128,48 +134,75 @@ class MVMD(SpanOutputs, FallacyModule):
 
     def span_scores(self, batch: Mapping[str, torch.Tensor]):
         """From one forward pass: the emissions, the decision emissions, the raw marginals ``P(inside)`` and the
-        reported ones (the tempered CRF's when the model is calibrated and reports it; else the raw ones)."""
+        reported ones (the tempered CRF's, mixed with the prior, when the model is calibrated and reports it; else
+        the raw ones)."""
         emissions, decision = self.emission_pair(batch)
         mask = batch["word_mask"].bool()
         if not self.applies_calibration:
             raw = self.crf.inside_probabilities(emissions.float(), mask)
             return emissions, decision, raw, raw
         scale = self.calibration_scale
-        raw, reported = self.crf.inside_probabilities_at(
+        raw, tempered = self.crf.inside_probabilities_at(
             emissions.float(), mask, torch.stack([torch.ones_like(scale), scale])
         )
-        return emissions, decision, raw, reported
+        return emissions, decision, raw, self.with_prior(tempered, mask, self.calibration_values())
+
+    @staticmethod
+    def with_prior(inside: torch.Tensor, mask: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        """Marginals ``[B, D, W]`` mixed with each decoder's prior by its weight (``values`` rows 1 and 2), 0 at
+        padding as the marginals are."""
+        reported = mixed(inside, values[1][None, :, None], values[2][None, :, None])
+        return reported * mask[:, None, :].to(reported)
+
+    def calibration_values(self) -> torch.Tensor:
+        """``[3, D]``: the buffers' scale, prior weight and prior (what ``fit_calibration`` returns)."""
+        return torch.stack([self.calibration_scale, self.calibration_weight, self.calibration_prior])
 
     @property
     def applies_calibration(self) -> bool:
         """Whether reported marginals differ from the raw ones: a fitted calibration, not switched off."""
-        return self.reports_calibrated and bool((self.calibration_scale != 1).any())
+        fitted = bool((self.calibration_scale != 1).any() or (self.calibration_weight != 1).any())
+        return self.reports_calibrated and fitted
 
-    def fit_calibration(self, outputs, settings: CalibrationSettings) -> tuple[torch.Tensor, dict]:
-        """Each decoder's ``1 / T`` ``[D]`` of ``settings`` fitted on dev outputs (``emissions``, ``gold``)."""
-        return fit_span_calibration(self.crf, outputs, self.num_views, len(self.labels), settings)
+    def fit_calibration(
+        self, outputs, settings: CalibrationSettings, prior: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, dict]:
+        """``[3, D]``: each decoder's ``1 / T``, prior weight and prior of ``settings`` fitted on dev outputs
+        (``emissions``, ``gold``); ``prior`` ``[V, C]``: each label's share of the training part's tokens, which
+        ``fallback: prior`` needs (``models/prior_fallback.py``)."""
+        views, labels = self.num_views, len(self.labels)
+        scale, info = fit_span_calibration(self.crf, outputs, views, labels, settings)
+        weight, pi, fallback = fit_span_fallback(self.crf, outputs, views, labels, settings, prior)
+        return torch.stack([scale, weight, pi]), {**settings.model_dump(), **info, **fallback}
 
     def keep_calibration(self, values: torch.Tensor) -> None:
-        self.calibration_scale.copy_(values.to(self.calibration_scale))
+        for buffer, value in zip((self.calibration_scale, self.calibration_weight, self.calibration_prior), values):
+            buffer.copy_(value.to(buffer))
 
     @torch.no_grad()
     def apply_calibration(self, outputs, values: torch.Tensor) -> list[dict]:
-        """Raw prediction outputs (with ``emissions``) whose ``inside`` are the marginals tempered by ``values``."""
+        """Raw prediction outputs (with ``emissions``) whose ``inside`` are the marginals tempered by ``values[0]``
+        and mixed with the prior (``values`` as ``fit_calibration`` returns them)."""
         crf = self.crf if self.crf.transitions.device.type == "cpu" else deepcopy(self.crf).cpu()
-        return [
-            {
-                **batch,
-                "inside": crf.inside_probabilities(batch["emissions"].float(), batch["word_mask"].bool(), values),
-            }
-            for batch in outputs
-        ]
+        calibrated = []
+        for batch in outputs:
+            mask = batch["word_mask"].bool()
+            tempered = crf.inside_probabilities(batch["emissions"].float(), mask, values[0])
+            calibrated.append({**batch, "inside": self.with_prior(tempered, mask, values)})
+        return calibrated
 
     def calibration_report(self, values: torch.Tensor, info: dict) -> dict:
-        per_view: dict = {}
-        for d, value in enumerate(values.tolist()):
-            view, label = divmod(d, len(self.labels))
-            per_view.setdefault(f"a{view + 1}", {})[self.labels[label]] = round(1.0 / value, 4)
-        return {"temperature": per_view, **info}
+        def per_view(row: torch.Tensor, invert: bool) -> dict:
+            table: dict = {}
+            for d, value in enumerate(row.tolist()):
+                view, label = divmod(d, len(self.labels))
+                table.setdefault(f"a{view + 1}", {})[self.labels[label]] = round(1.0 / value if invert else value, 4)
+            return table
+
+        report = {"temperature": per_view(values[0], True), **info}
+        if info.get("fallback", "none") != "none":
+            report["prior_weight"], report["prior"] = per_view(values[1], False), per_view(values[2], False)
+        return report
 
     def decision_emissions(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """The emissions that decoding uses: the decoders' scores plus each one's decision O bias."""

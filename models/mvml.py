@@ -33,6 +33,7 @@ from models.decision_rules import THRESHOLD_GRID, DecisionSettings, PostDecision
 from models.encoder import ChunkedEncoder
 from models.heads import MultiLabelHead
 from models.outputs import PostOutputs
+from models.prior_fallback import fit_post_fallback, mixed
 
 
 class MVML(PostOutputs, FallacyModule):
@@ -71,9 +72,12 @@ class MVML(PostOutputs, FallacyModule):
             raise ValueError(f"soft_targets trains one head: num_views must be 1, got {num_views}")
         self.head = MultiLabelHead(self.encoder.hidden_size, num_views, len(labels))
         self.register_buffer("thresholds", torch.full((num_views, len(labels)), float(self.threshold)))
-        # sigmoid(scale · logit + shift) per view and label: fitted on dev after training (models/calibration.py)
+        # sigmoid(scale · logit + shift) per view and label: fitted on dev after training (models/calibration.py),
+        # mixed with the label prior as weight · that + (1 - weight) · prior (models/prior_fallback.py)
         self.register_buffer("calibration_scale", torch.ones(num_views, len(labels)))
         self.register_buffer("calibration_shift", torch.zeros(num_views, len(labels)))
+        self.register_buffer("calibration_weight", torch.ones(num_views, len(labels)))
+        self.register_buffer("calibration_prior", torch.zeros(num_views, len(labels)))
         self._register_load_state_dict_pre_hook(self._keep_thresholds_of_older_exports)
 
     @property
@@ -82,11 +86,13 @@ class MVML(PostOutputs, FallacyModule):
         return float(self.decision.fixed)
 
     def _keep_thresholds_of_older_exports(self, state_dict, prefix, *args, **kwargs) -> None:
-        """Models exported before tuned thresholds (calibration) existed have no buffer: they used the one τ (and
-        reported their raw probabilities)."""
+        """Models exported before tuned thresholds (calibration, its prior fallback) existed have no buffer: they
+        used the one τ (and reported their raw, or their calibrated unmixed, probabilities)."""
         state_dict.setdefault(prefix + "thresholds", torch.full_like(self.thresholds, self.threshold))
         state_dict.setdefault(prefix + "calibration_scale", torch.ones_like(self.calibration_scale))
         state_dict.setdefault(prefix + "calibration_shift", torch.zeros_like(self.calibration_shift))
+        state_dict.setdefault(prefix + "calibration_weight", torch.ones_like(self.calibration_weight))
+        state_dict.setdefault(prefix + "calibration_prior", torch.zeros_like(self.calibration_prior))
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Logits ``[B, V, C]``."""
@@ -147,12 +153,28 @@ class MVML(PostOutputs, FallacyModule):
         return {"raw_probabilities": raw, "probabilities": reported, "logits": logits}
 
     def calibrated(self, logits: torch.Tensor) -> torch.Tensor:
-        return apply_post_calibration(logits, self.calibration_scale, self.calibration_shift)
+        return self.calibrated_with(logits, self.calibration_values())
+
+    @staticmethod
+    def calibrated_with(logits: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        """The probabilities of ``logits`` ``[B, V, C]`` under calibration ``values`` ``[4, V, C]`` (scale, shift,
+        prior weight, prior): the rescaled sigmoid, mixed with the prior."""
+        return mixed(apply_post_calibration(logits, values[0], values[1]), values[2], values[3])
+
+    def calibration_values(self) -> torch.Tensor:
+        """``[4, V, C]``: the buffers' scale, shift, prior weight and prior (what ``fit_calibration`` returns)."""
+        return torch.stack(
+            [self.calibration_scale, self.calibration_shift, self.calibration_weight, self.calibration_prior]
+        )
 
     @property
     def applies_calibration(self) -> bool:
         """Whether reported probabilities differ from the raw ones: a fitted calibration, not switched off."""
-        fitted = bool((self.calibration_scale != 1).any() or (self.calibration_shift != 0).any())
+        fitted = bool(
+            (self.calibration_scale != 1).any()
+            or (self.calibration_shift != 0).any()
+            or (self.calibration_weight != 1).any()
+        )
         return self.reports_calibrated and fitted
 
     def dev_outputs(self, batch: Mapping[str, torch.Tensor]) -> dict:
@@ -163,29 +185,32 @@ class MVML(PostOutputs, FallacyModule):
         logits (calibrations are) and the gold of every annotator view."""
         return {"logits": logits.cpu(), "probabilities": torch.sigmoid(logits).cpu(), **gold_of(batch, "labels")}
 
-    def fit_calibration(self, outputs, settings: CalibrationSettings) -> tuple[torch.Tensor, dict]:
-        """``[2, V, C]`` (scale, shift) of ``settings`` fitted on dev outputs (with ``logits`` and ``gold``)."""
+    def fit_calibration(
+        self, outputs, settings: CalibrationSettings, prior: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, dict]:
+        """``[4, V, C]`` (scale, shift, prior weight, prior) of ``settings`` fitted on dev outputs (with ``logits``
+        and ``gold``); ``prior`` ``[V, C]``: each label's share in the training part, which ``fallback: prior``
+        needs (``models/prior_fallback.py``)."""
+        shape = self.calibration_scale.shape
         if not outputs:
-            return torch.stack(
-                [torch.ones(self.calibration_scale.shape), torch.zeros(self.calibration_shift.shape)]
-            ), {}
+            return torch.stack([torch.ones(shape), torch.zeros(shape), torch.ones(shape), torch.zeros(shape)]), {}
         logits = torch.cat([batch["logits"] for batch in outputs])
         gold = torch.cat([batch["gold"] for batch in outputs])
         annotated = [batch.get("annotated") for batch in outputs]
         mask = None if any(a is None for a in annotated) else torch.cat(annotated)
         scale, shift, info = fit_post_calibration(logits, gold, mask, settings)
-        return torch.stack([scale, shift]), info
+        weight, pi, fallback = fit_post_fallback(logits, gold, mask, settings, prior)
+        return torch.stack([scale, shift, weight, pi]), {**settings.model_dump(), **info, **fallback}
 
     def keep_calibration(self, values: torch.Tensor) -> None:
-        self.calibration_scale.copy_(values[0].to(self.calibration_scale))
-        self.calibration_shift.copy_(values[1].to(self.calibration_shift))
+        for buffer, value in zip(
+            (self.calibration_scale, self.calibration_shift, self.calibration_weight, self.calibration_prior), values
+        ):
+            buffer.copy_(value.to(buffer))
 
     def apply_calibration(self, outputs, values: torch.Tensor) -> list[dict]:
         """Raw prediction outputs (with ``logits``) whose ``probabilities`` are calibrated with ``values`` instead."""
-        return [
-            {**batch, "probabilities": apply_post_calibration(batch["logits"].float(), values[0], values[1])}
-            for batch in outputs
-        ]
+        return [{**batch, "probabilities": self.calibrated_with(batch["logits"].float(), values)} for batch in outputs]
 
     def calibration_report(self, values: torch.Tensor, info: dict) -> dict:
         def per_view(table: torch.Tensor, invert: bool) -> dict:
@@ -200,6 +225,8 @@ class MVML(PostOutputs, FallacyModule):
         report = {"temperature": per_view(values[0], True), **info}
         if info.get("method") == "platt":
             report["shift"] = per_view(values[1], False)
+        if info.get("fallback", "none") != "none":
+            report["prior_weight"], report["prior"] = per_view(values[2], False), per_view(values[3], False)
         return report
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):

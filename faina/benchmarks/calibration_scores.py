@@ -5,7 +5,8 @@ one over test are enough: every calibration of ``CALIBRATIONS`` is fitted on the
 ``fit_calibration`` (``models/calibration.py``, the function ``train.py`` fits ``model.module.calibration`` with),
 applied to the same test outputs (``apply_calibration``), and the test probabilities are scored against the
 annotators' shares (``faina.scoring.soft_scores``: cross-entropy, Manhattan, ECE, per label, with the prior of the
-run's train-dev file and the oracle). ``uncalibrated`` is the model's raw probabilities, whatever calibration it
+run's train-dev file and the oracle). The ``+prior`` calibrations add the prior fallback
+(``models/prior_fallback.py``) with that same prior. ``uncalibrated`` is the model's raw probabilities, whatever calibration it
 was saved with. A ``views`` model is scored pooled over its views (the mean of the per-view probabilities), a
 one-view model (``soft``, ``majority``) as it is. Saved per run as ``benchmark-calibration.json`` (reused).
 """
@@ -13,6 +14,7 @@ one-view model (``soft``, ``majority``) as it is. Saved per run as ``benchmark-c
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,20 +27,25 @@ CALIBRATIONS: dict[str, dict[str, CalibrationSettings | None]] = {
         "temperature": PostCalibrationSettings(method="temperature", scope="own"),
         "temperature-shared": PostCalibrationSettings(method="temperature", scope="shared"),
         "platt": PostCalibrationSettings(method="platt", scope="own"),
+        "temperature+prior": PostCalibrationSettings(method="temperature", scope="own", fallback="prior"),
+        "platt+prior": PostCalibrationSettings(method="platt", scope="own", fallback="prior"),
     },
     "span": {
         "uncalibrated": None,
         "temperature": SpanCalibrationSettings(method="temperature", scope="own"),
         "temperature-shared": SpanCalibrationSettings(method="temperature", scope="shared"),
+        "temperature+prior": SpanCalibrationSettings(method="temperature", scope="own", fallback="prior"),
     },
 }
 CALIBRATION_FILE = "benchmark-calibration.json"
-CALIBRATION_VERSION = 1  # bump when what the file holds changes: older files are recomputed
+CALIBRATION_VERSION = 2  # bump when what the file holds changes: older files are recomputed
 
 
 def calibration_scores(model, meta, level, gold_test, dev_corpus, test_corpus, prior_corpus) -> dict:
     """Test probability scores of ``model`` under every calibration of its level, fitted on ``dev_corpus``."""
-    from faina.scoring.soft_scores import soft_scores
+    import torch
+
+    from faina.scoring.soft_scores import model_prior, soft_scores
     from faina.serving.prediction import corpus_indices, predict_outputs
     from faina.serving.probabilities import probabilities_from_outputs
 
@@ -46,13 +53,16 @@ def calibration_scores(model, meta, level, gold_test, dev_corpus, test_corpus, p
     test = predict_outputs(model, meta, test_corpus, raw=True)
     dev = predict_outputs(model, meta, dev_corpus, raw=True)
     indices = corpus_indices(test_corpus)
+    prior = torch.as_tensor(model_prior(prior_corpus, labels, num_views))  # what the `+prior` rows mix in
     scores = {}
     for name, settings in CALIBRATIONS[level].items():
         if settings is None:
             outputs, info = test, {}
             probabilities = probabilities_from_outputs(test_corpus, indices, outputs, labels, num_views, raw=True)
         else:
-            values, info = model.fit_calibration(dev, settings)
+            started = time.perf_counter()
+            values, info = model.fit_calibration(dev, settings, prior)
+            info = {**info, "fit_seconds": round(time.perf_counter() - started, 2)}  # what the fit costs a fold
             outputs = model.apply_calibration(test, values)
             probabilities = probabilities_from_outputs(test_corpus, indices, outputs, labels, num_views)
         block = soft_scores(gold_test, probabilities, labels, None, prior_corpus)

@@ -10,7 +10,8 @@ into their arrays (docs/soft-labels.md):
   share of annotators who give the label when each view models one annotator (a one-view model, e.g.
   ``data.targets=union``, is its own prediction of the share);
 - the prior: each label's mean soft label over the items of ``prior_corpus`` (a fold's train part, or
-  ``--prior-from TRAIN``); without one, the gold file's own mean, reported as ``"prior_from": "gold"``;
+  ``--prior-from TRAIN``); without one, the gold file's own mean, reported as ``"prior_from": "gold"``
+  (``model_prior``: the same per model view, what a calibration's prior fallback mixes in);
 - perspectivist error rate: the hard prediction file's view ``v`` against gold view ``v`` (a one-column
   prediction, ``-O``, against every gold view).
 """
@@ -83,6 +84,27 @@ def annotated_items(corpus: SpanCorpus | PostCorpus) -> np.ndarray | None:
     else:
         rows = mask
     return np.array(rows, dtype=bool).reshape(len(rows), corpus.num_views)
+
+
+def model_prior(corpus: SpanCorpus | PostCorpus, labels: Sequence[str], model_views: int) -> np.ndarray:
+    """``[model_views, C]``: the prior of ``corpus`` (a fold's train part) as a model with ``model_views`` views
+    predicts it: for a one-view model the scorer's prior itself (each label's mean share of the annotated views);
+    for a model with a view per annotator, each view's own mean over the items it annotated (their mean over views
+    is the scorer's prior when every view annotates every item). A view that annotated nothing takes the scorer's
+    prior; a label without items, 0."""
+    every, annotated = votes(corpus, labels), annotated_items(corpus)
+    pooled = prior(soft_labels(every, annotated))
+    if model_views != corpus.num_views:
+        table = pooled[None, :]
+    else:
+        table = np.stack(
+            [
+                prior(soft_labels(every[:, v : v + 1], None if annotated is None else annotated[:, v : v + 1]))
+                for v in range(model_views)
+            ]
+        )
+        table = np.where(np.isnan(table), pooled[None, :], table)
+    return np.nan_to_num(table, nan=0.0).reshape(model_views, len(labels))
 
 
 def predicted_soft_labels(probabilities: ProbabilityFile) -> np.ndarray:

@@ -37,11 +37,13 @@ def fit_on_dev(
     kept_outputs: list[dict] | None,
     dev_batches: Callable[[], Iterable],
     clock: PhaseClock,
+    prior: torch.Tensor | None = None,
 ) -> dict:
     """What the model fitted on dev (``tuned_on_dev``, ``calibrated_on_dev``): on ``kept_outputs`` (the chosen
-    epoch's validation outputs) or, without them, on a new pass over ``dev_batches()``. The seconds go to ``clock``:
-    ``dev_pass`` (the new pass), ``tuning``, ``calibration``; and which pass served, as its note ``dev_pass``
-    (``validation`` or ``new``). The model returns to its device."""
+    epoch's validation outputs) or, without them, on a new pass over ``dev_batches()``; ``prior``: each label's
+    share in the fold's training part, per model view, for a calibration's prior fallback. The seconds go to
+    ``clock``: ``dev_pass`` (the new pass), ``tuning``, ``calibration``; and which pass served, as its note
+    ``dev_pass`` (``validation`` or ``new``). The model returns to its device."""
     if not fits_on_dev(model):
         return {}
     before = next(model.parameters()).device
@@ -52,7 +54,7 @@ def fit_on_dev(
         with clock.phase("tuning"):
             tuned = model.fit_decision_on(outputs)
         with clock.phase("calibration"):
-            calibrated = model.fit_calibration_on(outputs)
+            calibrated = model.fit_calibration_on(outputs, prior)
     finally:
         model.to(before)
     clock.note("dev_pass", "validation" if kept_outputs else "new")  # which pass served: part of the fold's cost

@@ -60,11 +60,12 @@ def finish_entry(
     split = module.split
     result: dict = {"train_posts": len(split.train), "dev_posts": len(split.dev)}
     calibrated = head.applies_calibration  # a shared head: calibrated by the entry that fitted it
+    data = entry.data
     if fit:
-        fitted = fit_on_dev(device.accelerator, head, kept_dev_outputs, module.whole_dev_dataloader, clock)
+        prior = train_prior(data, split) if head.calibration.falls_back else None  # what a fallback mixes in
+        fitted = fit_on_dev(device.accelerator, head, kept_dev_outputs, module.whole_dev_dataloader, clock, prior)
         calibrated = "calibrated_on_dev" in fitted
         result.update(fitted)
-    data = entry.data
     labels_inventory = str(entry.data_block.get("labels"))
     with clock.phase("outputs"):
         export_model(
@@ -90,6 +91,16 @@ def finish_entry(
             draw = output_settings.fold_plot
             write_fold_outputs(eval_task, data, outputs, split, entry_dir, predicted_file, calibrated, result, draw)
     return result
+
+
+def train_prior(data: TaskData, split: FoldSplit):
+    """``[model views, C]``: each label's share in the fold's training part, the prior its probability scores
+    report (``faina.scoring.soft_scores.model_prior``), which a calibration's prior fallback mixes in."""
+    import torch
+
+    from faina.scoring.soft_scores import model_prior
+
+    return torch.as_tensor(model_prior(subset(data.gold_corpus, split.train), data.labels, data.model_views))
 
 
 def write_fold_outputs(

@@ -70,7 +70,12 @@ rule = {
     "confirm": st.booleans(),
     "min_evidence": st.integers(0, 100),
 }
-calibration = {"scope": st.sampled_from(("own", "shared")), "min_evidence": st.integers(0, 100)}
+calibration = {
+    "scope": st.sampled_from(("own", "shared")),
+    "min_evidence": st.integers(0, 100),
+    "fallback": st.sampled_from(("none", "prior")),
+    "fallback_folds": st.integers(2, 100),
+}
 mvml_modules = st.fixed_dictionaries(
     {
         **shared,

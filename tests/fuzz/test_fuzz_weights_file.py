@@ -25,7 +25,13 @@ from fuzz.support import fuzz_settings, json_junk, outcome, scratch_file, tried
 READER = "model.safetensors (load_weights)"
 # decision and calibration buffers that exports of earlier releases lack: a file without one loads with the
 # untuned, uncalibrated default
-OPTIONAL = {"decision_o_bias": 0.0, "calibration_scale": 1.0, "calibration_shift": 0.0}
+OPTIONAL = {
+    "decision_o_bias": 0.0,
+    "calibration_scale": 1.0,
+    "calibration_shift": 0.0,
+    "calibration_weight": 1.0,
+    "calibration_prior": 0.0,
+}
 FIX = "export the model again"
 
 

@@ -112,7 +112,8 @@ class TrainedRuns:
     encoder copy ``encoder`` on ``sample``, with the logger and callbacks of ``conf/train.yaml``; ``exports``:
     ``span-fold0``, ``span-fold1``, ``post-fold0`` (``faina.export`` folders, made while the encoder existed).
     ``coarse``: span-c and post-c (fold 0 each); ``multi``: ``task=multi`` (span-f + post-f of the sample's CoNLL
-    file, span-f the target; fold 0)."""
+    file, span-f the target; fold 0). The coarse and multi runs calibrate with the prior fallback
+    (``model.module.calibration.fallback=prior``), the others without."""
 
     root: Path
     encoder: Path
@@ -147,8 +148,13 @@ def train_shared_runs(root: Path, tiny_encoder: Path | str, sample: Path) -> Tra
     with sanctioned_training():
         span = train_run(root, encoder, sample, "span-f", "cv.num_folds=2")
         post = train_run(root, encoder, sample, "post-f", "cv.folds=[0]")
-        coarse = {task: train_run(root, encoder, sample, task, "cv.folds=[0]") for task in ("span-c", "post-c")}
-        multi = train_multi_run(root, encoder, sample, "cv.folds=[0]")
+        # the coarse runs and both entries of the multi-task run also fit the calibration's prior fallback
+        fallback = "model.module.calibration.fallback=prior"
+        coarse = {
+            task: train_run(root, encoder, sample, task, "cv.folds=[0]", fallback) for task in ("span-c", "post-c")
+        }
+        entries = [f"task.entries.{entry}.{fallback}" for entry in ("span_f", "post_f")]
+        multi = train_multi_run(root, encoder, sample, "cv.folds=[0]", *entries)
     exports = {
         "span-fold0": export_fold(span / "fold0", root / "exports" / "span-fold0"),
         "span-fold1": export_fold(span / "fold1", root / "exports" / "span-fold1"),

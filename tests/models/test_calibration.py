@@ -198,13 +198,14 @@ def test_mvmd_fits_keeps_and_reports_its_tempered_crf(tiny_bert, post_batch):
     before = model.predict_outputs(post_batch, raw=True)
     settings = SpanCalibrationSettings(method="temperature", min_evidence=0)
     values, info = model.fit_calibration([model.dev_outputs(post_batch)], settings)
-    assert values.shape == (4,) and info["method"] == "temperature"
-    model.keep_calibration(torch.tensor([0.5, 1.0, 2.0, 3.0]))
+    assert values.shape == (3, 4) and info["method"] == "temperature"
+    assert torch.equal(values[1:], torch.stack([torch.ones(4), torch.zeros(4)]))  # no fallback: weight 1
+    model.keep_calibration(torch.stack([torch.tensor([0.5, 1.0, 2.0, 3.0]), torch.ones(4), torch.zeros(4)]))
     after = model.predict_outputs(post_batch, raw=True)
     assert torch.equal(after["tags"], before["tags"]) and torch.equal(after["raw_inside"], before["inside"])
-    assert torch.allclose(after["inside"], model.apply_calibration([before], model.calibration_scale)[0]["inside"])
+    assert torch.allclose(after["inside"], model.apply_calibration([before], model.calibration_values())[0]["inside"])
     assert not torch.allclose(after["inside"][:, 0], before["inside"][:, 0])
     alone = ensemble([model]).predict_outputs(post_batch)  # one member: its own tempered CRF
     assert torch.allclose(alone["inside"], after["inside"], atol=1e-6) and torch.equal(alone["tags"], after["tags"])
-    report = model.calibration_report(model.calibration_scale, info)
+    report = model.calibration_report(model.calibration_values(), info)
     assert report["temperature"]["a1"] == {"Doubt": 2.0, "Slogan": 1.0}

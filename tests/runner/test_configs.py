@@ -154,7 +154,13 @@ def test_runs_fit_a_temperature_per_label_and_the_schema_reads_it(task, kind):
     cfg = compose_train(f"task={task}")
     checked = check_model_config(cfg.model)
     assert type(checked.module.calibration).__name__ == kind
-    assert checked.module.calibration.model_dump() == {"method": "temperature", "scope": "own", "min_evidence": 5}
+    assert checked.module.calibration.model_dump() == {
+        "method": "temperature",
+        "scope": "own",
+        "min_evidence": 5,
+        "fallback": "none",
+        "fallback_folds": 5,
+    }
     from common.errors import UserError
 
     wrong = "platt" if task == "span-f" else "isotonic"  # Platt has no meaning for a CRF; isotonic is not offered

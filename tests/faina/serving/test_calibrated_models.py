@@ -24,7 +24,14 @@ from helpers.trained import copy_of
 def test_a_fold_fits_its_calibration_on_dev_saves_it_and_scores_both(trained_runs, kind):
     fold = getattr(trained_runs, kind) / "fold0"
     module = json.loads((fold / "model.json").read_text())["model"]["module"]
-    assert module["calibration"] == {"method": "temperature", "scope": "own", "min_evidence": 5}
+    assert module["calibration"] == {
+        "method": "temperature",
+        "scope": "own",
+        "min_evidence": 5,
+        "fallback": "none",
+        "fallback_folds": 5,
+    }
+    assert torch.equal(weights_of(fold)["calibration_weight"], torch.ones_like(weights_of(fold)["calibration_weight"]))
     weights = load_file(str(fold / "model.safetensors"))
     assert "calibration_scale" in weights and not torch.equal(
         weights["calibration_scale"], torch.ones_like(weights["calibration_scale"])
@@ -42,6 +49,38 @@ def test_a_fold_fits_its_calibration_on_dev_saves_it_and_scores_both(trained_run
     assert (fold.parent / "reliability.png").stat().st_size > 10_000
     model, _ = load_exported(fold)
     assert model.applies_calibration and torch.equal(model.calibration_scale, weights["calibration_scale"])
+
+
+def weights_of(fold):
+    return load_file(str(fold / "model.safetensors"))
+
+
+@pytest.mark.parametrize("run", ["span-c", "post-c", "multi/span_f", "multi/post_f"])
+def test_a_fold_with_the_prior_fallback_mixes_in_the_scorers_prior_and_saves_its_weights(trained_runs, run):
+    """Single-task (span-c, post-c) and ``task=multi`` entries trained with ``calibration.fallback=prior``: the
+    prior each head mixes in is the train part's share the fold's probability scores report (per view: their mean
+    over views), the weights lie in [0, 1], the cross-fitted dev loss is not above the prior's, and the buffers
+    travel with the exported folder."""
+    task, _, entry = run.partition("/")
+    fold = (trained_runs.multi / "fold0" / entry) if entry else (trained_runs.coarse[task] / "fold0")
+    module = json.loads((fold / "model.json").read_text())["model"]["module"]
+    assert module["calibration"]["fallback"] == "prior"
+    weights = weights_of(fold)
+    weight, prior = weights["calibration_weight"], weights["calibration_prior"]
+    assert bool(((weight >= 0) & (weight <= 1)).all())
+    fitted = json.loads((fold / "metrics.json").read_text())["calibrated_on_dev"]  # an entry's folder: its own
+    losses = fitted["cross_fitted_log_loss"]
+    assert losses["mixed"] <= losses["prior"] + 1e-6
+    model, _ = load_exported(fold)
+    labels = list(model.labels)
+    assert fitted["prior"] == {
+        f"a{v + 1}": {label: round(float(value), 4) for label, value in zip(labels, row)}
+        for v, row in enumerate(prior.reshape(model.num_views, -1).tolist())
+    }
+    scorer = json.loads((fold / "reliability.json").read_text())["labels"]
+    mean_over_views = prior.reshape(model.num_views, -1).double().mean(0)
+    assert mean_over_views.tolist() == pytest.approx([scorer[label]["prior"] for label in labels], abs=1e-4)
+    assert torch.equal(model.calibration_weight, weight) and torch.equal(model.calibration_prior, prior)
 
 
 def test_predict_writes_calibrated_probabilities_and_the_raw_ones_with_uncalibrated(trained_runs, tmp_path):
@@ -84,6 +123,23 @@ def test_a_folder_saved_before_calibration_existed_loads_uncalibrated(trained_ru
     model, _ = load_exported(old)
     assert not model.applies_calibration and model.calibration.method == "none"
     assert torch.equal(model.calibration_scale, torch.ones_like(model.calibration_scale))
+    assert torch.equal(model.calibration_weight, torch.ones_like(model.calibration_weight))
+
+
+def test_a_calibrated_folder_saved_before_the_prior_fallback_existed_loads_unchanged(trained_runs, tmp_path):
+    old = copy_of(trained_runs.span / "fold0", tmp_path, "old")
+    meta = json.loads((old / "model.json").read_text())
+    for key in ("fallback", "fallback_folds"):
+        del meta["model"]["module"]["calibration"][key]
+    (old / "model.json").write_text(json.dumps(meta))
+    weights = load_file(str(old / "model.safetensors"))
+    kept = {k: v for k, v in weights.items() if k not in {"calibration_weight", "calibration_prior"}}
+    save_file(kept, str(old / "model.safetensors"))
+    model, _ = load_exported(old)
+    current, _ = load_exported(trained_runs.span / "fold0")
+    assert model.calibration == current.calibration and model.applies_calibration
+    assert torch.equal(model.calibration_values(), current.calibration_values())
+    assert torch.equal(model.calibration_weight, torch.ones_like(model.calibration_weight))
 
 
 def test_exported_folders_and_ensembles_report_their_members_calibration(trained_runs):
