@@ -90,3 +90,22 @@ def tiny_bert_s_tokens(tmp_path_factory) -> str:
 def make_batch():
     """``make_batch(tokenizer, texts)`` → right-padded content ids and mask, as the DataModule builds them."""
     return content_batch
+
+
+def word_level_batch(tokenizer, texts: list[str], post_index: list[int]) -> dict[str, torch.Tensor]:
+    """The inputs a model's forward reads for ``texts``, every subword its own word (``word_starts`` = every
+    position), numbered ``post_index``; a test adds the targets it needs (``tags``, ``labels``)."""
+    ids, mask = content_batch(tokenizer, texts)
+    return {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "word_starts": torch.arange(ids.shape[1]).expand(len(texts), -1).clone(),
+        "word_mask": mask.bool(),
+        "post_index": torch.tensor(post_index),
+    }
+
+
+@pytest.fixture(scope="session")
+def word_batch():
+    """``word_batch(tokenizer, texts, post_index)`` → the forward's inputs, one word a subword (``word_level_batch``)."""
+    return word_level_batch

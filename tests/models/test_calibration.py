@@ -155,18 +155,12 @@ def test_tempering_moves_the_marginals_not_the_viterbi_path():
 
 
 @pytest.fixture
-def post_batch(tiny_bert, make_batch):
+def post_batch(tiny_bert, word_batch):
     tokenizer = ChunkedEncoder(tiny_bert, max_length=16).tokenizer
-    ids, mask = make_batch(tokenizer, ["il gatto e il cane", "ciao mondo gatto mare"])
-    return {
-        "input_ids": ids,
-        "attention_mask": mask,
-        "word_starts": torch.arange(ids.shape[1]).expand(2, -1).clone(),
-        "word_mask": mask.bool(),
-        "tags": torch.zeros(2, 4, ids.shape[1], dtype=torch.long),
-        "post_index": torch.tensor([7, 9]),
-        "labels": torch.tensor([[[1.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]]]),
-    }
+    batch = word_batch(tokenizer, ["il gatto e il cane", "ciao mondo gatto mare"], [7, 9])
+    batch["tags"] = torch.zeros(2, 4, batch["input_ids"].shape[1], dtype=torch.long)
+    batch["labels"] = torch.tensor([[[1.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]]])
+    return batch
 
 
 def test_mvml_reports_calibrated_probabilities_and_decides_on_the_raw_ones(tiny_bert, post_batch):

@@ -18,16 +18,9 @@ LABELS = ["Doubt", "Slogan"]
 
 
 @pytest.fixture
-def batch(tiny_bert, make_batch):
+def batch(tiny_bert, word_batch):
     tokenizer = ChunkedEncoder(tiny_bert, max_length=16).tokenizer
-    ids, mask = make_batch(tokenizer, ["il gatto e il cane", "ciao mondo gatto mare neve sole"])
-    return {
-        "input_ids": ids,
-        "attention_mask": mask,
-        "word_starts": torch.arange(ids.shape[1]).expand(2, -1).clone(),
-        "word_mask": mask.bool(),
-        "post_index": torch.tensor([3, 5]),
-    }
+    return word_batch(tokenizer, ["il gatto e il cane", "ciao mondo gatto mare neve sole"], [3, 5])
 
 
 def mvmd(tiny_bert, seed: int, **kwargs) -> MVMD:

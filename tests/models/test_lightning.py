@@ -21,20 +21,14 @@ LABELS = ["Doubt", "Slogan"]
 
 
 @pytest.fixture
-def batch(tiny_bert, make_batch):
+def batch(tiny_bert, word_batch):
     tokenizer = ChunkedEncoder(tiny_bert, max_length=16).tokenizer
-    ids, mask = make_batch(tokenizer, ["il gatto e il cane", "ciao mondo gatto mare"])
-    tags = torch.zeros(2, 4, ids.shape[1], dtype=torch.long)
+    batch = word_batch(tokenizer, ["il gatto e il cane", "ciao mondo gatto mare"], [7, 9])
+    tags = torch.zeros(2, 4, batch["input_ids"].shape[1], dtype=torch.long)
     tags[0, 0, 1], tags[0, 0, 2], tags[1, 3, 0] = 1, 2, 1
-    return {
-        "input_ids": ids,
-        "attention_mask": mask,
-        "word_starts": torch.arange(ids.shape[1]).expand(2, -1).clone(),
-        "word_mask": mask.bool(),
-        "tags": tags,
-        "post_index": torch.tensor([7, 9]),
-        "labels": torch.tensor([[[1.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]]]),
-    }
+    batch["tags"] = tags
+    batch["labels"] = torch.tensor([[[1.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]]])
+    return batch
 
 
 def loader(batch):

@@ -126,16 +126,9 @@ def test_a_span_decoder_with_random_gold_falls_back_to_its_token_prior():
 
 
 @pytest.fixture
-def post_batch(tiny_bert, make_batch):
+def post_batch(tiny_bert, word_batch):
     tokenizer = ChunkedEncoder(tiny_bert, max_length=16).tokenizer
-    ids, mask = make_batch(tokenizer, ["il gatto e il cane", "ciao mondo gatto mare"])
-    return {
-        "input_ids": ids,
-        "attention_mask": mask,
-        "word_starts": torch.arange(ids.shape[1]).expand(2, -1).clone(),
-        "word_mask": mask.bool(),
-        "post_index": torch.tensor([7, 9]),
-    }
+    return word_batch(tokenizer, ["il gatto e il cane", "ciao mondo gatto mare"], [7, 9])
 
 
 def reloaded(model, fresh, folder: Path, drop=()):
