@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import models.calibration as calibration_module
+from helpers.random_crf import random_crf
 from models.calibration import (
     PostCalibrationSettings,
     SpanCalibrationSettings,
@@ -73,15 +74,6 @@ def test_a_one_view_model_meets_the_share_of_the_annotated_views():
     assert targets[:, 0, 0].tolist() == pytest.approx([2 / 3, 1.0]) and weight.flatten().tolist() == [1.0, 1.0]
     targets, weight = view_targets(gold, annotated, model_views=3)  # a head per view: each its own annotator
     assert torch.equal(targets, gold * weight) and weight[1, :, 0].tolist() == [1.0, 0.0, 0.0]
-
-
-def random_crf(decoders: int, seed: int = 3) -> BatchedBIOCRF:
-    torch.manual_seed(seed)
-    crf = BatchedBIOCRF(decoders)
-    with torch.no_grad():
-        for parameter in crf.parameters():
-            parameter.normal_()
-    return crf
 
 
 def span_dev_outputs(crf, true_scale, posts=48, words=10, seed=5):

@@ -11,8 +11,9 @@ import pytest
 import torch
 from safetensors.torch import save
 
+from helpers.random_crf import random_crf
 from models.calibration import PostCalibrationSettings, SpanCalibrationSettings
-from models.crf import NUM_TAGS, BatchedBIOCRF
+from models.crf import NUM_TAGS
 from models.encoder import ChunkedEncoder
 from models.ensemble import ensemble
 from models.mvmd import MVMD
@@ -80,15 +81,6 @@ def test_the_mixture_weight_is_one_for_perfect_probabilities_zero_for_noise_and_
     truth = 0.25 + q / 2
     between = mixture_weight(0.5 + 2 * (truth - 0.5), truth, torch.ones(500, 3), torch.tensor(0.5))
     assert between.tolist() == pytest.approx([0.5] * 3, abs=0.03)
-
-
-def random_crf(decoders: int, seed: int = 3) -> BatchedBIOCRF:
-    torch.manual_seed(seed)
-    crf = BatchedBIOCRF(decoders)
-    with torch.no_grad():
-        for parameter in crf.parameters():
-            parameter.normal_()
-    return crf
 
 
 def span_dev(crf, posts=60, words=12, views=40, seed=5) -> tuple[list[dict], float]:
