@@ -129,28 +129,48 @@ def _minimise(parameters: Sequence[torch.Tensor], objective: Callable[[], torch.
     optimiser.step(closure)
 
 
+FD_STEP = 1e-3  # in log-scale: the finite differences' half-width (float64 losses: errors far below the tolerance)
+MAX_STEP = 1.0  # at most a factor e per step
+MAX_NEWTON_STEPS = 30
+GRADIENT_TOLERANCE = 1e-7  # of a mean log-loss per log-scale: settled
+STEP_TOLERANCE = 1e-3  # in log-scale: after a Newton step this small, the next would move about its square (1e-6)
+
+
 def _newton_minimise(
-    losses: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], fit_own: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    losses: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    fit_own: torch.Tensor,
+    start: torch.Tensor | None = None,
+    steps: int = MAX_NEWTON_STEPS,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """``(own [D], shared [1], losses at scale 1 [D])``: the log-scales minimising each decoder's dev loss (for the
-    decoders ``fit_own`` marks; 0 for the others) and the sum over all decoders (``shared``), by Newton's method
-    with central finite differences, both at once, within ``SCALE_RANGE``.
+    decoders ``fit_own`` marks; 0 for the others) and the sum over all decoders (``shared``; searched only when a
+    decoder is not fitted on its own, which is the only one that takes it; else 0), by Newton's method with central
+    finite differences, both at once, within ``SCALE_RANGE``.
 
     ``losses(decoders [M], scales [M]) -> [M]`` evaluates any list of (decoder, scale) pairs in one batched
     forward-backward pass of the CRF over dev (no autograd). A decoder's loss depends on its own scale only, so
     one pass at ``x - h, x, x + h`` for every open decoder's own ``x`` and for the shared one gives every first
     and second derivative a Newton step needs; a decoder (or the shared value) whose step fell below
     ``STEP_TOLERANCE`` is settled and evaluated no more. Steps are capped at ``MAX_STEP`` in log-scale; where the
-    curvature is not positive the step follows the gradient's sign."""
+    curvature is not positive the step follows the gradient's sign.
+
+    ``start`` ``[D]`` (log-scales): where each decoder's own search starts, and the shared one at their mean over
+    the decoders not fitted on their own (over all, if every one is); the losses at scale 1 are then not seen, and
+    ``None`` is returned for them. Without it every search starts at 0 (scale 1). ``steps``: at most this many
+    Newton steps (one, from a start near the minimum, leaves an error about the square of the start's)."""
     decoders = fit_own.shape[0]
     every = torch.arange(decoders)
     low, high = (torch.tensor(bound, dtype=torch.float64).log() for bound in SCALE_RANGE)
-    x_own = torch.zeros(decoders, dtype=torch.float64)
-    x_shared = torch.zeros((), dtype=torch.float64)
+    if start is None:
+        x_own = torch.zeros(decoders, dtype=torch.float64)
+        x_shared = torch.zeros((), dtype=torch.float64)
+    else:
+        x_own = start.double().clamp(low, high).clone()
+        x_shared = x_own[~fit_own].mean() if bool((~fit_own).any()) else x_own.mean()
     offsets = torch.tensor([-FD_STEP, 0.0, FD_STEP], dtype=torch.float64)[:, None]
-    shared_open, own_open = True, fit_own.clone()
+    shared_open, own_open = not bool(fit_own.all()), fit_own.clone()  # a shared scale no decoder takes: not fitted
     at_one = None
-    for _ in range(MAX_NEWTON_STEPS):
+    for _ in range(steps):
         own = own_open.nonzero().flatten()
         rows = [(every, x_shared.expand(decoders))] if shared_open else []
         rows.append((own, x_own[own]))
@@ -160,11 +180,13 @@ def _newton_minimise(
         )
         if shared_open:
             shared_values, values = values[: 3 * decoders].reshape(3, decoders), values[3 * decoders :]
-            if at_one is None:
+            if at_one is None and start is None:
                 at_one = shared_values[1].clone()  # every value starts at log-scale 0: scale 1
             step = _newton_step(shared_values.sum(1))
             x_shared = (x_shared + step).clamp(low, high)
             shared_open = bool(step.abs() >= STEP_TOLERANCE)
+        if at_one is None and start is None:  # every decoder fits its own: its first row is at scale 1
+            at_one = values.reshape(3, -1)[1].clone()
         step = _newton_step(values.reshape(3, -1))
         x_own[own] = (x_own[own] + step).clamp(low, high)
         own_open[own] = step.abs() >= STEP_TOLERANCE
@@ -181,13 +203,6 @@ def _newton_step(values: torch.Tensor) -> torch.Tensor:
     step = torch.where(curvature > 0, -slope / curvature.clamp(min=1e-12), -MAX_STEP * slope.sign())
     step = step.clamp(-MAX_STEP, MAX_STEP)
     return torch.where(slope.abs() < GRADIENT_TOLERANCE, torch.zeros_like(step), step)
-
-
-FD_STEP = 1e-3  # in log-scale: the finite differences' half-width (float64 losses: errors far below the tolerance)
-MAX_STEP = 1.0  # at most a factor e per step
-MAX_NEWTON_STEPS = 30
-GRADIENT_TOLERANCE = 1e-7  # of a mean log-loss per log-scale: settled
-STEP_TOLERANCE = 1e-3  # in log-scale: after a Newton step this small, the next would move about its square (1e-6)
 
 
 def _clamped_scale(log_scale: torch.Tensor) -> torch.Tensor:
@@ -368,18 +383,38 @@ def fit_span_scale(frozen: BatchedBIOCRF, emissions, mask, targets, weight, sett
     if not settings.rescales or emissions.shape[0] == 0:
         return torch.ones(decoders), {}
     losses = span_losses_at(frozen, emissions, mask, targets, weight)
+    scale, before, strong = _span_scale(losses, targets, weight, settings, None, MAX_NEWTON_STEPS)
+    after = losses(torch.arange(decoders), scale.double())
+    info = _info(settings, before, after, weight.sum((0, 2)) > 0)
+    if settings.scope == "own":
+        info["shared_for"] = int((~strong).sum())
+    return scale, info
+
+
+def span_scale_from(
+    frozen: BatchedBIOCRF, emissions, mask, targets, weight, settings: CalibrationSettings, start, steps: int
+):
+    """The scale ``fit_span_scale`` fits, without its report, from at most ``steps`` Newton steps started at
+    ``start`` ``[D]`` instead of 1: the prior fallback's cross-fitted parts of dev start from the scale fitted on the
+    whole of dev, which is near each part's own, so that one step lands about the square of that distance from it
+    (what it saves and changes: docs/soft-labels.md)."""
+    if not settings.rescales or emissions.shape[0] == 0:
+        return torch.ones(emissions.shape[1])
+    losses = span_losses_at(frozen, emissions, mask, targets, weight)
+    return _span_scale(losses, targets, weight, settings, start, steps)[0]
+
+
+def _span_scale(losses, targets, weight, settings: CalibrationSettings, start, steps: int):
+    """``(scale [D], losses at scale 1 [D] or None, decoders fitted on their own [D])`` of ``settings``."""
     strong = _decoder_evidence(targets, weight) >= settings.min_evidence
     own = settings.scope == "own"
-    own_scale, shared, before = _newton_minimise(losses, strong if own else torch.zeros_like(strong))
-    scale = _clamped_scale(shared).expand(decoders)
+    fit_own = strong if own else torch.zeros_like(strong)
+    start = None if start is None else start.double().log()
+    own_scale, shared, before = _newton_minimise(losses, fit_own, start, steps)
+    scale = _clamped_scale(shared).expand(strong.shape[0])
     if own:
         scale = torch.where(strong, _clamped_scale(own_scale), scale)
-    every = torch.arange(decoders)
-    after = losses(every, scale.double())
-    info = _info(settings, before, after, weight.sum((0, 2)) > 0)
-    if own:
-        info["shared_for"] = int((~strong).sum())
-    return scale.float().clone(), info
+    return scale.float().clone(), before, strong
 
 
 def span_marginals(frozen: BatchedBIOCRF, emissions, mask, scale: torch.Tensor) -> torch.Tensor:

@@ -172,7 +172,7 @@ class MVMD(SpanOutputs, FallacyModule):
         ``fallback: prior`` needs (``models/prior_fallback.py``)."""
         views, labels = self.num_views, len(self.labels)
         scale, info = fit_span_calibration(self.crf, outputs, views, labels, settings)
-        weight, pi, fallback = fit_span_fallback(self.crf, outputs, views, labels, settings, prior)
+        weight, pi, fallback = fit_span_fallback(self.crf, outputs, views, labels, settings, prior, scale)
         return torch.stack([scale, weight, pi]), {**settings.model_dump(), **info, **fallback}
 
     def keep_calibration(self, values: torch.Tensor) -> None:

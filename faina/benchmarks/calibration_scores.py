@@ -38,7 +38,7 @@ CALIBRATIONS: dict[str, dict[str, CalibrationSettings | None]] = {
     },
 }
 CALIBRATION_FILE = "benchmark-calibration.json"
-CALIBRATION_VERSION = 2  # bump when what the file holds changes: older files are recomputed
+CALIBRATION_VERSION = 3  # bump when what the file holds changes: older files are recomputed
 
 
 def calibration_scores(model, meta, level, gold_test, dev_corpus, test_corpus, prior_corpus) -> dict:

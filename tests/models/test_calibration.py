@@ -129,6 +129,47 @@ def test_a_dev_set_read_in_several_chunks_fits_what_one_chunk_fits(monkeypatch, 
     assert chunked_info["dev_log_loss"]["after"] == pytest.approx(whole_info["dev_log_loss"]["after"], rel=1e-6)
 
 
+def test_own_scales_alone_skip_the_shared_search_and_still_report_the_loss_at_scale_one(monkeypatch):
+    crf = random_crf(2)
+    outputs = span_dev_outputs(crf, [0.5, 2.0])
+    settings = SpanCalibrationSettings(method="temperature", min_evidence=0)  # both decoders fit their own
+    evaluated = []
+    batched = calibration_module.span_losses_at
+
+    def counted(*args):
+        losses = batched(*args)
+
+        def count(decoders, scales):
+            evaluated.append(len(decoders))
+            return losses(decoders, scales)
+
+        return count
+
+    monkeypatch.setattr(calibration_module, "span_losses_at", counted)
+    alone, info = fit_span_calibration(crf, outputs, 1, 2, settings)
+    assert max(evaluated[:-1]) <= 3 * 2  # x - h, x, x + h of each own scale, no row of a shared one
+    fit_own = torch.ones(2, dtype=torch.bool)
+    losses = calibration_module.span_losses_at(
+        calibration_module.frozen_copy(crf), *calibration_module.span_dev(outputs, 1, 2)
+    )
+    own, _, at_one = calibration_module._newton_minimise(losses, fit_own)
+    assert torch.allclose(alone.double(), own.exp(), rtol=1e-6)
+    assert info["dev_log_loss"]["before"] == pytest.approx(float(at_one.mean()), rel=1e-6)
+
+
+def test_a_scale_refitted_in_one_newton_step_from_a_near_start_lands_near_the_converged_fit():
+    crf = random_crf(2)
+    outputs = span_dev_outputs(crf, [0.5, 2.0])
+    settings = SpanCalibrationSettings(method="temperature", min_evidence=0)
+    frozen = calibration_module.frozen_copy(crf)
+    tensors = calibration_module.span_dev(outputs, 1, 2)
+    whole, _ = calibration_module.fit_span_scale(frozen, *tensors, settings)
+    part = [tensor[: len(tensor) * 3 // 4] for tensor in tensors]  # posts stay sorted by length
+    converged, _ = calibration_module.fit_span_scale(frozen, *part, settings)
+    one_step = calibration_module.span_scale_from(frozen, *part, settings, whole, 1)
+    assert (one_step.log() - converged.log()).abs().max() < 0.25 * (whole.log() - converged.log()).abs().max()
+
+
 def test_tempering_moves_the_marginals_not_the_viterbi_path():
     crf = random_crf(4)
     emissions, mask = torch.randn(3, 4, 6, NUM_TAGS), torch.ones(3, 6, dtype=torch.bool)

@@ -12,7 +12,8 @@ import torch
 from safetensors.torch import save
 
 from helpers.random_crf import random_crf
-from models.calibration import PostCalibrationSettings, SpanCalibrationSettings
+from models import prior_fallback
+from models.calibration import MAX_NEWTON_STEPS, PostCalibrationSettings, SpanCalibrationSettings
 from models.crf import NUM_TAGS
 from models.encoder import ChunkedEncoder
 from models.ensemble import ensemble
@@ -115,6 +116,17 @@ def test_a_span_decoder_with_random_gold_falls_back_to_its_token_prior():
     assert prior.tolist() == pytest.approx([share, RANDOM_SHARE])
     losses = info["cross_fitted_log_loss"]
     assert losses["mixed"] <= min(losses["prior"], losses["calibrated"]) + 1e-9
+
+
+def test_cross_fitting_in_one_newton_step_gives_the_weights_of_fully_refitted_parts(monkeypatch):
+    crf = random_crf(2)
+    outputs, share = span_dev(crf)
+    settings = SpanCalibrationSettings(method="temperature", min_evidence=0, fallback="prior", fallback_folds=4)
+    prior = torch.tensor([[share, RANDOM_SHARE]])
+    quick, _, _ = fit_span_fallback(crf, outputs, 1, 2, settings, prior)
+    monkeypatch.setattr(prior_fallback, "CROSS_FIT_STEPS", MAX_NEWTON_STEPS)
+    refitted, _, _ = fit_span_fallback(crf, outputs, 1, 2, settings, prior)
+    assert quick.tolist() == pytest.approx(refitted.tolist(), abs=0.01)
 
 
 @pytest.fixture
