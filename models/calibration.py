@@ -140,7 +140,6 @@ def _newton_minimise(
     losses: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     fit_own: torch.Tensor,
     start: torch.Tensor | None = None,
-    steps: int = MAX_NEWTON_STEPS,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """``(own [D], shared [1], losses at scale 1 [D])``: the log-scales minimising each decoder's dev loss (for the
     decoders ``fit_own`` marks; 0 for the others) and the sum over all decoders (``shared``; searched only when a
@@ -156,8 +155,7 @@ def _newton_minimise(
 
     ``start`` ``[D]`` (log-scales): where each decoder's own search starts, and the shared one at their mean over
     the decoders not fitted on their own (over all, if every one is); the losses at scale 1 are then not seen, and
-    ``None`` is returned for them. Without it every search starts at 0 (scale 1). ``steps``: at most this many
-    Newton steps (one, from a start near the minimum, leaves an error about the square of the start's)."""
+    ``None`` is returned for them. Without it every search starts at 0 (scale 1)."""
     decoders = fit_own.shape[0]
     every = torch.arange(decoders)
     low, high = (torch.tensor(bound, dtype=torch.float64).log() for bound in SCALE_RANGE)
@@ -170,7 +168,7 @@ def _newton_minimise(
     offsets = torch.tensor([-FD_STEP, 0.0, FD_STEP], dtype=torch.float64)[:, None]
     shared_open, own_open = not bool(fit_own.all()), fit_own.clone()  # a shared scale no decoder takes: not fitted
     at_one = None
-    for _ in range(steps):
+    for _ in range(MAX_NEWTON_STEPS):
         own = own_open.nonzero().flatten()
         rows = [(every, x_shared.expand(decoders))] if shared_open else []
         rows.append((own, x_own[own]))
@@ -383,7 +381,7 @@ def fit_span_scale(frozen: BatchedBIOCRF, emissions, mask, targets, weight, sett
     if not settings.rescales or emissions.shape[0] == 0:
         return torch.ones(decoders), {}
     losses = span_losses_at(frozen, emissions, mask, targets, weight)
-    scale, before, strong = _span_scale(losses, targets, weight, settings, None, MAX_NEWTON_STEPS)
+    scale, before, strong = _span_scale(losses, targets, weight, settings, None)
     after = losses(torch.arange(decoders), scale.double())
     info = _info(settings, before, after, weight.sum((0, 2)) > 0)
     if settings.scope == "own":
@@ -391,26 +389,23 @@ def fit_span_scale(frozen: BatchedBIOCRF, emissions, mask, targets, weight, sett
     return scale, info
 
 
-def span_scale_from(
-    frozen: BatchedBIOCRF, emissions, mask, targets, weight, settings: CalibrationSettings, start, steps: int
-):
-    """The scale ``fit_span_scale`` fits, without its report, from at most ``steps`` Newton steps started at
+def span_scale_from(frozen: BatchedBIOCRF, emissions, mask, targets, weight, settings: CalibrationSettings, start):
+    """The scale ``fit_span_scale`` fits (to Newton's tolerance), without its report, Newton's method started at
     ``start`` ``[D]`` instead of 1: the prior fallback's cross-fitted parts of dev start from the scale fitted on the
-    whole of dev, which is near each part's own, so that one step lands about the square of that distance from it
-    (what it saves and changes: docs/soft-labels.md)."""
+    whole of dev, which is near each part's own, and settle in fewer steps (what it saves: docs/soft-labels.md)."""
     if not settings.rescales or emissions.shape[0] == 0:
         return torch.ones(emissions.shape[1])
     losses = span_losses_at(frozen, emissions, mask, targets, weight)
-    return _span_scale(losses, targets, weight, settings, start, steps)[0]
+    return _span_scale(losses, targets, weight, settings, start)[0]
 
 
-def _span_scale(losses, targets, weight, settings: CalibrationSettings, start, steps: int):
+def _span_scale(losses, targets, weight, settings: CalibrationSettings, start):
     """``(scale [D], losses at scale 1 [D] or None, decoders fitted on their own [D])`` of ``settings``."""
     strong = _decoder_evidence(targets, weight) >= settings.min_evidence
     own = settings.scope == "own"
     fit_own = strong if own else torch.zeros_like(strong)
     start = None if start is None else start.double().log()
-    own_scale, shared, before = _newton_minimise(losses, fit_own, start, steps)
+    own_scale, shared, before = _newton_minimise(losses, fit_own, start)
     scale = _clamped_scale(shared).expand(strong.shape[0])
     if own:
         scale = torch.where(strong, _clamped_scale(own_scale), scale)

@@ -13,9 +13,8 @@ The fallback mixes each head's (per view and label) or decoder's calibrated prob
 share of the annotated views for a one-view model: the very value the scorer reports as the prior), and ``w``
 fitted on dev by **cross-fitting**: dev is cut into ``fallback_folds`` parts (items in turn: posts at post level,
 whole posts at span level), the calibration (``models/calibration.py``, with the run's own settings) is fitted on
-all parts but one and gives the probabilities of the one left out (at span level by ``CROSS_FIT_STEPS`` Newton
-steps from the scale fitted on the whole of dev, which lands within a few thousandths of the converged refit at a
-fraction of its cost), and ``w`` minimises the log-loss of the mixture
+all parts but one and gives the probabilities of the one left out (at span level Newton's method starts from the
+scale fitted on the whole of dev, near each part's own), and ``w`` minimises the log-loss of the mixture
 over all those held-out probabilities (a convex problem in one variable: bisection on its slope). ``w = 0`` (the
 prior itself) is always a candidate, so the fallback's cross-fitted dev log-loss is never above the prior's; ``w =
 1`` keeps the calibration as it was. The calibration reported is then the one fitted on the whole of dev, mixed by
@@ -49,7 +48,6 @@ from models.calibration import (
 from models.crf import BatchedBIOCRF
 
 EPSILON = 1e-12  # probabilities are clipped as the soft-label scorer clips them (metrics/soft_labels.py)
-CROSS_FIT_STEPS = 1  # Newton steps of a span calibration refitted on a part of dev, from the whole of dev's fit
 BISECTION_STEPS = 60  # halvings of [0, 1]: w to 1e-18, far below anything the log-loss can tell apart
 
 
@@ -185,9 +183,7 @@ def fit_span_fallback(
     held = torch.zeros(targets.shape, dtype=torch.float64)
     for part in parts.unique():
         out = parts == part  # the posts stay sorted by length within each part, as the chunks need
-        scale = span_scale_from(
-            frozen, emissions[~out], mask[~out], targets[~out], weight[~out], settings, start, CROSS_FIT_STEPS
-        )
+        scale = span_scale_from(frozen, emissions[~out], mask[~out], targets[~out], weight[~out], settings, start)
         held[out] = span_marginals(frozen, emissions[out], mask[out], scale)
     columns = [tensor.transpose(1, 2).reshape(-1, decoders) for tensor in (held, targets, weight)]  # [tokens, D]
     mix = mixture_weight(*columns, pi)

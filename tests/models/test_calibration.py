@@ -157,7 +157,7 @@ def test_own_scales_alone_skip_the_shared_search_and_still_report_the_loss_at_sc
     assert info["dev_log_loss"]["before"] == pytest.approx(float(at_one.mean()), rel=1e-6)
 
 
-def test_a_scale_refitted_in_one_newton_step_from_a_near_start_lands_near_the_converged_fit():
+def test_a_scale_refitted_from_a_near_start_is_the_scale_fitted_from_one():
     crf = random_crf(2)
     outputs = span_dev_outputs(crf, [0.5, 2.0])
     settings = SpanCalibrationSettings(method="temperature", min_evidence=0)
@@ -165,9 +165,10 @@ def test_a_scale_refitted_in_one_newton_step_from_a_near_start_lands_near_the_co
     tensors = calibration_module.span_dev(outputs, 1, 2)
     whole, _ = calibration_module.fit_span_scale(frozen, *tensors, settings)
     part = [tensor[: len(tensor) * 3 // 4] for tensor in tensors]  # posts stay sorted by length
-    converged, _ = calibration_module.fit_span_scale(frozen, *part, settings)
-    one_step = calibration_module.span_scale_from(frozen, *part, settings, whole, 1)
-    assert (one_step.log() - converged.log()).abs().max() < 0.25 * (whole.log() - converged.log()).abs().max()
+    from_one, _ = calibration_module.fit_span_scale(frozen, *part, settings)
+    from_whole = calibration_module.span_scale_from(frozen, *part, settings, whole)
+    assert not torch.allclose(whole, from_one, rtol=1e-3)  # the part has a scale of its own
+    assert from_whole.tolist() == pytest.approx(from_one.tolist(), rel=1e-3)
 
 
 def test_tempering_moves_the_marginals_not_the_viterbi_path():

@@ -12,8 +12,8 @@ import torch
 from safetensors.torch import save
 
 from helpers.random_crf import random_crf
-from models import prior_fallback
-from models.calibration import MAX_NEWTON_STEPS, PostCalibrationSettings, SpanCalibrationSettings
+from models import calibration
+from models.calibration import PostCalibrationSettings, SpanCalibrationSettings
 from models.crf import NUM_TAGS
 from models.encoder import ChunkedEncoder
 from models.ensemble import ensemble
@@ -118,15 +118,23 @@ def test_a_span_decoder_with_random_gold_falls_back_to_its_token_prior():
     assert losses["mixed"] <= min(losses["prior"], losses["calibrated"]) + 1e-9
 
 
-def test_cross_fitting_in_one_newton_step_gives_the_weights_of_fully_refitted_parts(monkeypatch):
+def test_cross_fitted_parts_started_at_the_whole_dev_scale_give_the_weights_of_parts_started_at_one(monkeypatch):
     crf = random_crf(2)
     outputs, share = span_dev(crf)
     settings = SpanCalibrationSettings(method="temperature", min_evidence=0, fallback="prior", fallback_folds=4)
     prior = torch.tensor([[share, RANDOM_SHARE]])
-    quick, _, _ = fit_span_fallback(crf, outputs, 1, 2, settings, prior)
-    monkeypatch.setattr(prior_fallback, "CROSS_FIT_STEPS", MAX_NEWTON_STEPS)
-    refitted, _, _ = fit_span_fallback(crf, outputs, 1, 2, settings, prior)
-    assert quick.tolist() == pytest.approx(refitted.tolist(), abs=0.01)
+    warm, _, _ = fit_span_fallback(crf, outputs, 1, 2, settings, prior)
+    starts = []
+    newton = calibration._newton_minimise
+
+    def from_one(losses, fit_own, start=None):
+        starts.append(start)
+        return newton(losses, fit_own)
+
+    monkeypatch.setattr(calibration, "_newton_minimise", from_one)
+    cold, _, _ = fit_span_fallback(crf, outputs, 1, 2, settings, prior)
+    assert sum(start is not None for start in starts) == 4  # each held-out part was given the whole dev's scale
+    assert warm.tolist() == pytest.approx(cold.tolist(), abs=1e-4)
 
 
 @pytest.fixture
