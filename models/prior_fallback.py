@@ -183,8 +183,8 @@ def fit_span_fallback(
     held = torch.zeros(targets.shape, dtype=torch.float64)
     for part in parts.unique():
         out = parts == part  # the posts stay sorted by length within each part, as the chunks need
-        scale = span_scale_from(frozen, emissions[~out], mask[~out], targets[~out], weight[~out], settings, start)
-        held[out] = span_marginals(frozen, emissions[out], mask[out], scale)
+        fitted = span_scale_from(frozen, emissions[~out], mask[~out], targets[~out], weight[~out], settings, start)
+        held[out] = span_marginals(frozen, emissions[out], mask[out], fitted)
     columns = [tensor.transpose(1, 2).reshape(-1, decoders) for tensor in (held, targets, weight)]  # [tokens, D]
     mix = mixture_weight(*columns, pi)
     return mix.float(), pi.float(), fallback_info(*columns, pi, mix)
