@@ -79,9 +79,10 @@ def test_a_fold_folder_is_read_under_todays_name_or_the_former_plain_one(tmp_pat
     [
         ("cut.jsonl.gz", None, "not a complete gzip file"),
         ("plain.jsonl.gz", b'{"post_id": "p0"}\n', "not a complete gzip file"),
-        ("packed.jsonl", gzip.compress(b'{"post_id": "p0"}\n'), "not UTF-8 text"),
+        ("packed.jsonl", gzip.compress(b'{"post_id": "p0"}\n', mtime=0), "not UTF-8 text"),
         ("missing.jsonl.gz", "absent", "cannot read the probability file"),
     ],
+    ids=["cut", "plain-named-gz", "gzip-named-plain", "missing"],  # stable ids: xdist workers must collect alike
 )
 def test_a_bad_file_is_one_error_naming_it(tmp_path, name, content, message):
     path = tmp_path / name
