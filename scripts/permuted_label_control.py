@@ -1,7 +1,7 @@
 """The permuted-label control of the calibration's prior fallback: one model on a corpus with one label unlearnable.
 
     python scripts/permuted_label_control.py --label Insult --out /tmp/permuted [--corpus DIR] [--task post-f]
-        [--recipe views] [--seed 1] [--epochs N] [--override KEY=VALUE ...] [--permutation-seed 0]
+        [--recipe views|soft|majority|joint] [--seed 1] [--epochs N] [--override KEY=VALUE ...] [--permutation-seed 0]
 
 Writes a copy of the corpus (``train-dev.conll``, ``test.conll``, ``labels.yaml``) with ``--label``'s annotations
 moved to other posts (``faina.benchmarks.permuted_label``) under ``--out/permuted``, trains one run on it exactly as
@@ -9,7 +9,8 @@ the quality benchmark does (``train.py ... data=custom cv=official``, ``--out/ru
 scores its test probabilities under every calibration fitted on its own dev split, with and without the prior
 fallback (``faina.benchmarks.calibration_scores``). Prints per label the test cross-entropy of each calibration and
 of the prior, and whether the permuted label's comes out at the prior's (within ``TOLERANCE``); the same as JSON in
-``--out/control.json``. What was measured: docs/soft-labels.md#the-prior-fallback.
+``--out/control.json``. ``--recipe joint`` trains ``task=multi`` (the corpus's span and post entries in one run) and
+scores the task's entry, the multi-task model's own calibration. What was measured: docs/soft-labels.md#the-prior-fallback.
 """
 
 from __future__ import annotations
@@ -33,7 +34,12 @@ def build_parser():
     )
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="Faina-format corpus folder")
     parser.add_argument("--task", default="post-f", choices=sorted(TASKS))
-    parser.add_argument("--recipe", default="views", choices=["views", "soft", "majority"])
+    parser.add_argument(
+        "--recipe",
+        default="views",
+        choices=["views", "soft", "majority", "joint"],
+        help="joint: task=multi, span and post entries in one run; the task's entry is scored",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--epochs", type=int, default=None, help="trainer.max_epochs (default: the task's own)")
     parser.add_argument("--override", action="append", default=[], help="extra train.py override (repeatable)")

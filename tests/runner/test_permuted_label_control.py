@@ -54,3 +54,21 @@ def test_the_control_trains_once_and_scores_every_calibration_against_the_prior(
     [run] = [path for path in (out / "runs").iterdir() if path.is_dir()]
     fitted = json.loads((run / "fold0" / "metrics.json").read_text())["calibrated_on_dev"]
     assert fitted["fallback"] == "prior" and set(fitted["prior_weight"]) == {"a1", "a2"}
+
+
+@pytest.mark.e2e
+def test_the_joint_recipe_scores_the_task_entry_of_one_multi_task_run(corpus, tiny_encoder, tmp_path):
+    out = tmp_path / "out"
+    command = [sys.executable, str(SCRIPT), "--label", "Slogan", "--corpus", str(corpus), "--out", str(out)]
+    command += ["--task", "span-f", "--recipe", "joint", "--epochs", "1"]
+    for override in (f"encoder.name_or_path={tiny_encoder}", "debug=fast", "model.module.calibration.fallback=prior"):
+        command += ["--override", override]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = json.loads((out / "control.json").read_text())
+    assert table["recipe"] == "joint" and set(table["gap_to_prior"]) == set(CALIBRATIONS["span"])
+    [run] = [path for path in (out / "runs").iterdir() if path.is_dir()]
+    entries = {path.name for path in (run / "fold0").iterdir() if (path / "metrics.json").is_file()}
+    assert entries == {"span_f", "post_f"}  # task=multi: both levels trained in the one run
+    fitted = json.loads((run / "fold0" / "span_f" / "metrics.json").read_text())["calibrated_on_dev"]
+    assert fitted["fallback"] == "prior"
