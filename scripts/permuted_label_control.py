@@ -10,7 +10,9 @@ scores its test probabilities under every calibration fitted on its own dev spli
 fallback (``faina.benchmarks.calibration_scores``). Prints per label the test cross-entropy of each calibration and
 of the prior, and whether the permuted label's comes out at the prior's (within ``TOLERANCE``); the same as JSON in
 ``--out/control.json``. ``--recipe joint`` trains ``task=multi`` (the corpus's span and post entries in one run) and
-scores the task's entry, the multi-task model's own calibration. What was measured: docs/soft-labels.md#the-prior-fallback.
+scores the task's entry, the multi-task model's own calibration; its entries read their own model blocks, so the
+fallback is ``--override task.entries.span_f.model.module.calibration.fallback=prior`` (and ``post_f``). What was
+measured: docs/soft-labels.md#the-prior-fallback.
 """
 
 from __future__ import annotations

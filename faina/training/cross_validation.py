@@ -28,6 +28,7 @@ from common.errors import UserError
 from common.experiments import exclusive_experiment, guard_same_experiment, run_folds
 from common.fold_training import FoldTrainer
 from common.io import atomic_write_json
+from common.job_overrides import job_overrides
 from common.phase_timing import summary_line
 from common.weight_averaging import check_average_last
 from faina.data.datamodule import FainaDataModule
@@ -39,7 +40,7 @@ from faina.serving.heads import HEADS_FILE
 from faina.training.decision_tuning import fits_on_dev
 from faina.training.fold_ending import entry_dir, finish_entry, flat_test_metrics
 from faina.training.model_building import build_fold_model, check_model_config, plain
-from faina.training.run_entries import check_sampling, entry_splits, read_run_entries
+from faina.training.run_entries import check_entry_overrides, check_sampling, entry_splits, read_run_entries
 from faina.training.run_report import report
 from faina.training.run_settings import (
     OutputSettings,
@@ -81,6 +82,7 @@ def check_training_length(cfg: DictConfig) -> None:
 def run(cfg: DictConfig) -> dict[str, float]:
     exp_dir = experiment_dir(cfg)
     official = cfg.cv.name == "official"
+    check_entry_overrides(cfg, job_overrides())
     sampling = check_sampling(cfg)
     encoder_settings(plain(cfg.encoder))
     check_training_length(cfg)

@@ -9,10 +9,13 @@ under ``task.entries``. The target entry is split as the run's ``cv`` says (``cv
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from omegaconf import DictConfig
 
 from common.entry_sampling import STRATEGIES
 from common.errors import UserError
+from common.job_overrides import override_key
 from faina.data.entry_folds import follow_split, post_ids
 from faina.data.folds import FoldSplit, kfold_splits, label_matrix, official_split
 from faina.data.task_data import TaskData
@@ -38,6 +41,38 @@ def read_run_entries(cfg: DictConfig, official: bool) -> list[TaskEntry]:
             fix=f"set {target.option}.data.test_path=/path/to/test file",
         )
     return entries
+
+
+ENTRY_BLOCKS = ("model", "data")  # a run of several entries reads these from each entry, never from the top level
+READ_AT_TOP_LEVEL = {"data.name"}  # still names the run's experiment folder
+
+
+def check_entry_overrides(cfg: DictConfig, overrides: Sequence[str]) -> None:
+    """Refuse an override of the top-level ``model`` or ``data`` block in a run of several entries: each entry reads
+    its own blocks (``task.entries.<entry>.model``, ``.data``), so the override would change nothing, silently (a
+    sweep over ``model.module.optimizer.lr`` would train the same model every trial). The message names the keys
+    to write instead. A single-task run reads the top-level blocks: nothing is refused there."""
+    listed = cfg.task.get("entries")
+    if listed is None:
+        return
+    names = [name for name, spec in listed.items() if spec is not None]
+    for override in overrides:
+        key = override_key(override)
+        block, _, rest = key.partition(".")
+        if block not in ENTRY_BLOCKS or key in READ_AT_TOP_LEVEL:
+            continue
+        if rest:  # the same override, once per entry: +model.x=1 -> +task.entries.<entry>.model.x=1
+            sign = override[: len(override) - len(override.lstrip("+~"))]
+            fix = " ".join(f"{sign}task.entries.{name}.{override.lstrip('+~')}" for name in names)
+            fix = f"set it on the entries it is meant for: {fix} (docs/multitask.md)"
+        else:  # a group choice (model=mvml, data=hf): its keys go into each entry's block
+            fix = f"set the keys of {override} in each entry's own block, task.entries.<entry>.{block}.<key>=... "
+            fix += "(docs/multitask.md)"
+        raise UserError(
+            f"{override} changes nothing in a run of several task entries (task.entries: {', '.join(names)}): "
+            f"each entry reads its own {block} block, not the top-level one",
+            fix=fix,
+        )
 
 
 def check_sampling(cfg: DictConfig) -> dict | None:

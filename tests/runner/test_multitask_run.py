@@ -213,6 +213,7 @@ def test_a_second_corpus_trains_in_every_fold_and_sequential_sampling_trains_it_
         ("task.entries.post_f.weight=0", "task.entries.post_f.weight=0: a loss weight must be a number above 0"),
         ("task.entries.post_f.level=token", "task.entries.post_f.level='token' is not a level"),
         ("task.sampling.strategy=shuffled", "task.sampling.strategy='shuffled' is not a sampling strategy"),
+        ("model.module.head_lr=0.5", "model.module.head_lr=0.5 changes nothing in a run of several task entries"),
     ],
 )
 def test_a_bad_entry_stops_the_run_with_one_message_before_training(

@@ -61,7 +61,8 @@ def test_the_joint_recipe_scores_the_task_entry_of_one_multi_task_run(corpus, ti
     out = tmp_path / "out"
     command = [sys.executable, str(SCRIPT), "--label", "Slogan", "--corpus", str(corpus), "--out", str(out)]
     command += ["--task", "span-f", "--recipe", "joint", "--epochs", "1"]
-    for override in (f"encoder.name_or_path={tiny_encoder}", "debug=fast", "model.module.calibration.fallback=prior"):
+    fallback = [f"task.entries.{entry}.model.module.calibration.fallback=prior" for entry in ("span_f", "post_f")]
+    for override in (f"encoder.name_or_path={tiny_encoder}", "debug=fast", *fallback):
         command += ["--override", override]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -70,5 +71,6 @@ def test_the_joint_recipe_scores_the_task_entry_of_one_multi_task_run(corpus, ti
     [run] = [path for path in (out / "runs").iterdir() if path.is_dir()]
     entries = {path.name for path in (run / "fold0").iterdir() if (path / "metrics.json").is_file()}
     assert entries == {"span_f", "post_f"}  # task=multi: both levels trained in the one run
-    fitted = json.loads((run / "fold0" / "span_f" / "metrics.json").read_text())["calibrated_on_dev"]
-    assert fitted["fallback"] == "prior"
+    for entry in ("span_f", "post_f"):  # each entry fitted the fallback its own override asked for
+        fitted = json.loads((run / "fold0" / entry / "metrics.json").read_text())["calibrated_on_dev"]
+        assert fitted["fallback"] == "prior", entry

@@ -187,6 +187,45 @@ def test_sequential_sampling_that_leaves_the_target_no_epoch_is_one_message():
     assert check_sampling(cfg)["auxiliary_epochs"] == 2
 
 
+@pytest.mark.parametrize(
+    "override, fix",
+    [
+        (
+            "model.module.calibration.fallback=prior",
+            "task.entries.span_f.model.module.calibration.fallback=prior "
+            "task.entries.post_f.model.module.calibration.fallback=prior",
+        ),
+        (
+            "+model.module.extra=1",
+            "+task.entries.span_f.model.module.extra=1 +task.entries.post_f.model.module.extra=1",
+        ),
+        ("data.targets=soft", "task.entries.span_f.data.targets=soft task.entries.post_f.data.targets=soft"),
+        ("~data.dir", "~task.entries.span_f.data.dir ~task.entries.post_f.data.dir"),
+        ("model=mvml", "task.entries.<entry>.model.<key>=..."),
+        ("data=hf", "task.entries.<entry>.data.<key>=..."),
+    ],
+)
+def test_a_top_level_model_or_data_override_of_a_multi_task_run_is_refused_naming_the_entry_keys(override, fix):
+    from faina.training.run_entries import check_entry_overrides
+
+    with pytest.raises(UserError) as caught:
+        check_entry_overrides(compose_train("task=multi"), ["task=multi", "seed=2", override])
+    assert f"{override} changes nothing in a run of several task entries (task.entries: span_f, post_f)" in str(
+        caught.value
+    )
+    assert fix in caught.value.fix
+
+
+def test_overrides_the_run_reads_pass():
+    from faina.training.run_entries import check_entry_overrides
+
+    fine = ["task=multi", "data.name=custom", "task.entries.post_f.model.module.head_lr=0.5", "modelling=1"]
+    assert check_entry_overrides(compose_train("task=multi"), fine) is None
+    # a single-task run reads its top-level blocks
+    single = ["task=span-f", "model.module.calibration.fallback=prior", "data.targets=soft", "data=hf"]
+    assert check_entry_overrides(compose_train("task=span-f"), single) is None
+
+
 def test_the_sampling_settings_pass_through_checked():
     from faina.training.run_entries import check_sampling
 
