@@ -8,31 +8,18 @@ than a second apart) and with different hash seeds; a difference names the first
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 
 import pytest
 
-from tests_paths import REPO
+from helpers.collection import collect_only
 
 pytestmark = pytest.mark.slow
 
 
 def collected_ids(hash_seed: str) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("FALLACY_TEST_TIERS", "PYTEST_ADDOPTS")}
-    env["PYTHONHASHSEED"] = hash_seed
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "--tiers", "all"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return [line for line in done.stdout.splitlines() if "::" in line]
+    output = collect_only("--tiers", "all", PYTHONHASHSEED=hash_seed)
+    return [line for line in output.splitlines() if "::" in line]
 
 
 def test_two_collections_name_the_same_tests_in_the_same_order():

@@ -8,11 +8,9 @@ number to write.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 
+from helpers.collection import collect_only
 from tests_paths import REPO
 
 README = REPO / "README.md"
@@ -30,18 +28,9 @@ def readme_counts(text: str) -> tuple[int, int]:
 
 def collected_counts() -> tuple[int, int]:
     """(fast tier, every tier) as one ``pytest --collect-only -q`` of the fast tier reports them."""
-    env = {k: v for k, v in os.environ.items() if k not in ("FALLACY_TEST_TIERS", "PYTEST_ADDOPTS")}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "--tiers", "fast"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    match = COLLECTED.search(done.stdout)
-    assert match, f"no 'KEPT/ALL tests collected' line in the collection's output: {done.stdout[-500:]}"
+    output = collect_only("--tiers", "fast")
+    match = COLLECTED.search(output)
+    assert match, f"no 'KEPT/ALL tests collected' line in the collection's output: {output[-500:]}"
     return int(match.group(1)), int(match.group(2))
 
 
