@@ -5,7 +5,9 @@ A renamed key leaves the docs pointing at nothing (``data.batch_size`` for ``loa
 copies the command gets Hydra's error instead of a run. Each command is composed with Hydra's compose API exactly as
 ``train.py`` would compose it (``helpers.configs.compose_train``): group choices (``task=multi``) are applied with
 the keys they bring, a ``+key=`` addition is added, and a sweep (``a=1,2``, ``-m``) is composed at its first value.
-Then each dotted key the command sets must be in the composed config. Nothing is run or downloaded.
+Then each dotted key the command sets must be in the composed config, and a command of several task entries
+(``task=multi``) must not set the top-level ``model`` or ``data`` blocks, which its entries do not read (the runner
+refuses such a command: ``faina.training.run_entries.check_entry_overrides``). Nothing is run or downloaded.
 """
 
 from __future__ import annotations
@@ -63,10 +65,12 @@ def unresolved_keys(overrides: list[str]) -> list[str]:
     """The dotted keys the overrides set that the composed config does not have (composing raises on worse)."""
     from omegaconf import OmegaConf
 
+    from faina.training.run_entries import check_entry_overrides
     from helpers.configs import compose_train
 
     plain = first_of_sweeps(overrides)
     cfg = compose_train(*plain, with_hydra=any(o.lstrip("+~").startswith("hydra") for o in plain))
+    check_entry_overrides(cfg, plain)  # raises: train.py would refuse the command
     missing = []
     for override in plain:
         if override.startswith("~"):
@@ -85,6 +89,14 @@ def test_the_docs_hold_train_commands_to_check():
 @pytest.mark.parametrize(("where", "overrides"), COMMANDS, ids=[where for where, _ in COMMANDS])
 def test_every_documented_train_command_composes_and_its_keys_resolve(where, overrides):
     assert unresolved_keys(overrides) == [], f"{where}: python train.py {' '.join(overrides)}"
+
+
+def test_a_multi_task_command_setting_the_top_level_model_block_is_caught():
+    from common.errors import UserError
+
+    with pytest.raises(UserError, match="changes nothing in a run of several task entries"):
+        unresolved_keys(["task=multi", "model.module.head_lr=0.5"])
+    assert unresolved_keys(["task=multi", "task.entries.post_f.model.module.head_lr=0.5"]) == []
 
 
 def test_a_key_that_is_not_in_the_config_is_caught():
