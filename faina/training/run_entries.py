@@ -62,8 +62,9 @@ def check_entry_overrides(cfg: DictConfig, overrides: Sequence[str]) -> None:
         if block not in ENTRY_BLOCKS or key in READ_AT_TOP_LEVEL:
             continue
         if rest:  # the same override, once per entry: +model.x=1 -> +task.entries.<entry>.model.x=1
-            sign = override[: len(override) - len(override.lstrip("+~"))]
-            fix = " ".join(f"{sign}task.entries.{name}.{override.lstrip('+~')}" for name in names)
+            body = override.lstrip("+~")
+            sign = override[: len(override) - len(body)]
+            fix = " ".join(f"{sign}task.entries.{name}.{body}" for name in names)
             fix = f"set it on the entries it is meant for: {fix} (docs/multitask.md)"
         else:  # a group choice (model=mvml, data=hf): its keys go into each entry's block
             fix = f"set the keys of {override} in each entry's own block, task.entries.<entry>.{block}.<key>=... "
