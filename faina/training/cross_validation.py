@@ -28,7 +28,7 @@ from common.errors import UserError
 from common.experiments import exclusive_experiment, guard_same_experiment, run_folds
 from common.fold_training import FoldTrainer
 from common.io import atomic_write_json
-from common.job_overrides import job_overrides
+from common.job_overrides import experiment_file, job_overrides
 from common.phase_timing import summary_line
 from common.weight_averaging import check_average_last
 from faina.data.datamodule import FainaDataModule
@@ -82,7 +82,7 @@ def check_training_length(cfg: DictConfig) -> None:
 def run(cfg: DictConfig) -> dict[str, float]:
     exp_dir = experiment_dir(cfg)
     official = cfg.cv.name == "official"
-    check_entry_overrides(cfg, job_overrides())
+    check_entry_overrides(cfg, job_overrides(), experiment_file())
     sampling = check_sampling(cfg)
     encoder_settings(plain(cfg.encoder))
     check_training_length(cfg)

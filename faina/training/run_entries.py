@@ -10,8 +10,9 @@ under ``task.entries``. The target entry is split as the run's ``cv`` says (``cv
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from common.entry_sampling import STRATEGIES
 from common.errors import UserError
@@ -47,33 +48,79 @@ ENTRY_BLOCKS = ("model", "data")  # a run of several entries reads these from ea
 READ_AT_TOP_LEVEL = {"data.name"}  # still names the run's experiment folder
 
 
-def check_entry_overrides(cfg: DictConfig, overrides: Sequence[str]) -> None:
-    """Refuse an override of the top-level ``model`` or ``data`` block in a run of several entries: each entry reads
-    its own blocks (``task.entries.<entry>.model``, ``.data``), so the override would change nothing, silently (a
-    sweep over ``model.module.optimizer.lr`` would train the same model every trial). The message names the keys
-    to write instead. A single-task run reads the top-level blocks: nothing is refused there."""
+def check_entry_overrides(cfg: DictConfig, overrides: Sequence[str], experiment: Path | None = None) -> None:
+    """Refuse a setting of the top-level ``model`` or ``data`` block in a run of several entries: each entry reads
+    its own blocks (``task.entries.<entry>.model``, ``.data``), so the setting would change nothing, silently (a
+    sweep over ``model.module.optimizer.lr`` would train the same model every trial). ``overrides``: the command
+    line's; ``experiment``: the job's experiment file (``common.job_overrides.experiment_file``), whose top-level
+    keys and group choices are refused the same way, said of the file. The message names the keys to write
+    instead. A single-task run reads the top-level blocks: nothing is refused there."""
     listed = cfg.task.get("entries")
     if listed is None:
         return
     names = [name for name, spec in listed.items() if spec is not None]
     for override in overrides:
-        key = override_key(override)
-        block, _, rest = key.partition(".")
-        if block not in ENTRY_BLOCKS or key in READ_AT_TOP_LEVEL:
-            continue
-        if rest:  # the same override, once per entry: +model.x=1 -> +task.entries.<entry>.model.x=1
-            body = override.lstrip("+~")
-            sign = override[: len(override) - len(body)]
-            fix = " ".join(f"{sign}task.entries.{name}.{body}" for name in names)
-            fix = f"set it on the entries it is meant for: {fix} (docs/multitask.md)"
-        else:  # a group choice (model=mvml, data=hf): its keys go into each entry's block
-            fix = f"set the keys of {override} in each entry's own block, task.entries.<entry>.{block}.<key>=... "
-            fix += "(docs/multitask.md)"
-        raise UserError(
-            f"{override} changes nothing in a run of several task entries (task.entries: {', '.join(names)}): "
-            f"each entry reads its own {block} block, not the top-level one",
-            fix=fix,
-        )
+        refuse_top_level_block(override, names)
+    if experiment is not None:
+        for setting in experiment_block_settings(experiment):
+            refuse_top_level_block(setting, names, f"{experiment} sets ")
+
+
+def refuse_top_level_block(override: str, names: Sequence[str], source: str = "") -> None:
+    """One message for a setting of the top-level ``model`` / ``data`` block (``source``: where it was written, as
+    the message's first words); nothing for any other key, nor for ``data.name``."""
+    key = override_key(override)
+    block, _, rest = key.partition(".")
+    if block not in ENTRY_BLOCKS or key in READ_AT_TOP_LEVEL:
+        return
+    if rest:  # the same override, once per entry: +model.x=1 -> +task.entries.<entry>.model.x=1
+        body = override.lstrip("+~")
+        sign = override[: len(override) - len(body)]
+        fix = " ".join(f"{sign}task.entries.{name}.{body}" for name in names)
+        fix = f"set it on the entries it is meant for: {fix} (docs/multitask.md)"
+    else:  # a group choice (model=mvml, data=hf): its keys go into each entry's block
+        fix = f"set the keys of {override} in each entry's own block, task.entries.<entry>.{block}.<key>=... "
+        fix += "(docs/multitask.md)"
+    said = f"{source}{override}, which changes" if source else f"{override} changes"
+    raise UserError(
+        f"{said} nothing in a run of several task entries (task.entries: {', '.join(names)}): each entry reads its"
+        f" own {block} block, not the top-level one",
+        fix=fix,
+    )
+
+
+def experiment_block_settings(path: Path) -> list[str]:
+    """What an experiment file sets in the top-level ``model`` and ``data`` blocks, written as overrides: each leaf
+    (``model.module.head_lr=0.5``) and each defaults entry choosing their group (``override /model: mvml`` ->
+    ``model=mvml``). Only a ``# @package _global_`` file writes to the top level. Read as YAML data."""
+    text = path.read_text()
+    header = []
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            break
+        header.append(line)
+    if not any("@package _global_" in line for line in header):
+        return []
+    content = OmegaConf.to_container(OmegaConf.create(text), resolve=False) or {}
+    settings = []
+    for entry in content.get("defaults") or []:
+        for group, choice in entry.items() if isinstance(entry, dict) else ():
+            name = group.removeprefix("override").strip().lstrip("/")
+            if name in ENTRY_BLOCKS:  # not /model@task.entries.<entry>.model, which fills an entry's own block
+                settings.append(f"{name}={choice}")
+    for block in ENTRY_BLOCKS:
+        if isinstance(content.get(block), dict):
+            settings += [f"{key}={value}" for key, value in dotted_leaves(content[block], block)]
+    return settings
+
+
+def dotted_leaves(tree: dict, prefix: str) -> list[tuple[str, object]]:
+    """``(dotted key, value)`` of every leaf of a nested mapping (an empty mapping is a leaf)."""
+    leaves = []
+    for key, value in tree.items():
+        name = f"{prefix}.{key}"
+        leaves += dotted_leaves(value, name) if isinstance(value, dict) and value else [(name, value)]
+    return leaves
 
 
 def check_sampling(cfg: DictConfig) -> dict | None:

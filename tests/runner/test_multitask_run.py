@@ -226,6 +226,28 @@ def test_a_bad_entry_stops_the_run_with_one_message_before_training(
     assert not (tmp_path / "results" / "bad" / "fold0").exists()
 
 
+def test_an_experiment_file_that_sets_the_top_level_model_stops_the_run_naming_the_file(
+    tmp_path, tiny_encoder, small_sample
+):
+    conf = tmp_path / "conf"
+    (conf / "experiment").mkdir(parents=True)
+    experiment = conf / "experiment" / "joint-head-lr.yaml"
+    experiment.write_text("# @package _global_\nmodel:\n  module:\n    head_lr: 0.5\n", encoding="utf-8")
+    result = train_multi(
+        tmp_path,
+        "bad",
+        tiny_encoder,
+        *sample_entries(small_sample),
+        f"hydra.searchpath=[file://{conf}]",
+        "experiment=joint-head-lr",
+    )
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines[0].startswith(f"error: {experiment} sets model.module.head_lr=0.5, which changes nothing"), lines
+    assert "task.entries.span_f.model.module.head_lr=0.5" in result.stderr
+    assert not (tmp_path / "results" / "bad" / "fold0").exists()
+
+
 def test_a_lora_decoder_encoder_is_shared_and_each_head_saves_the_adapters_only(tmp_path, small_sample):
     from safetensors import safe_open
 

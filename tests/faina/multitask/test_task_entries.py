@@ -4,6 +4,7 @@ the fix, before any model is built."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
@@ -224,6 +225,67 @@ def test_overrides_the_run_reads_pass():
     # a single-task run reads its top-level blocks
     single = ["task=span-f", "model.module.calibration.fallback=prior", "data.targets=soft", "data=hf"]
     assert check_entry_overrides(compose_train("task=span-f"), single) is None
+
+
+EXPERIMENT_HEADER = "# @package _global_\ndefaults:\n  - override /task: multi\n  - _self_\n"
+
+
+@pytest.mark.parametrize(
+    "body, setting, fix",
+    [
+        (
+            "model:\n  module:\n    head_lr: 0.5\n",
+            "model.module.head_lr=0.5",
+            "task.entries.span_f.model.module.head_lr=0.5 task.entries.post_f.model.module.head_lr=0.5",
+        ),
+        ("data:\n  targets: soft\n", "data.targets=soft", "task.entries.post_f.data.targets=soft"),
+    ],
+)
+def test_an_experiment_file_setting_a_top_level_block_of_a_multi_task_run_is_refused_naming_the_file(
+    tmp_path, body, setting, fix
+):
+    from faina.training.run_entries import check_entry_overrides
+
+    experiment = tmp_path / "joint-lr.yaml"
+    experiment.write_text(EXPERIMENT_HEADER + body)
+    with pytest.raises(UserError) as caught:
+        check_entry_overrides(compose_train("task=multi"), ["task=multi"], experiment)
+    assert str(caught.value).startswith(f"{experiment} sets {setting}, which changes nothing in a run of several")
+    assert fix in caught.value.fix
+
+
+def test_what_an_experiment_file_sets_at_the_top_level_is_read_as_overrides(tmp_path):
+    from faina.training.run_entries import experiment_block_settings
+
+    experiment = tmp_path / "e.yaml"
+    experiment.write_text(
+        "# @package _global_\ndefaults:\n  - /model@task.entries.extra.model: mvmd\n  - override /model: mvml\n"
+        "  - override /task: multi\n  - _self_\nname: x\ndata:\n  name: custom\nmodel:\n  module:\n"
+        "    optimizer:\n      lr: 2e-5\n    loss_weights: {}\n"
+    )
+    # the entry's own block (/model@task.entries...) and the other groups are not top-level model or data settings
+    assert experiment_block_settings(experiment) == [
+        "model=mvml",
+        "model.module.optimizer.lr=2e-05",
+        "model.module.loss_weights={}",
+        "data.name=custom",
+    ]
+    experiment.write_text("model:\n  module:\n    head_lr: 0.5\n")  # the group's own package: experiment.model
+    assert experiment_block_settings(experiment) == []
+
+
+def test_the_shipped_multi_task_experiments_pass_the_check():
+    from faina.training.run_entries import check_entry_overrides
+
+    conf = Path(__file__).resolve().parents[3] / "conf"
+    checked = []
+    for experiment in sorted((conf / "experiment").rglob("*.yaml")):
+        name = experiment.relative_to(conf / "experiment").with_suffix("").as_posix()
+        cfg = compose_train(f"experiment={name}")
+        if cfg.task.get("entries") is not None:
+            check_entry_overrides(cfg, [f"experiment={name}"], experiment)
+            checked.append(name)
+    assert "multi-two-corpora" in checked
 
 
 def test_the_sampling_settings_pass_through_checked():
