@@ -149,9 +149,10 @@ def _newton_minimise(
     ``losses(decoders [M], scales [M]) -> [M]`` evaluates any list of (decoder, scale) pairs in one batched
     forward-backward pass of the CRF over dev (no autograd). A decoder's loss depends on its own scale only, so
     one pass at ``x - h, x, x + h`` for every open decoder's own ``x`` and for the shared one gives every first
-    and second derivative a Newton step needs; a decoder (or the shared value) whose step fell below
-    ``STEP_TOLERANCE`` is settled and evaluated no more. Steps are capped at ``MAX_STEP`` in log-scale; where the
-    curvature is not positive the step follows the gradient's sign.
+    and second derivative a Newton step needs; a decoder (or the shared value) that moved less than
+    ``STEP_TOLERANCE`` is settled and evaluated no more: a small step, or a bound of ``SCALE_RANGE`` that the step
+    pushes against (the next step, from the same place, would be the same). Steps are capped at ``MAX_STEP`` in
+    log-scale; where the curvature is not positive the step follows the gradient's sign.
 
     ``start`` ``[D]`` (log-scales): where each decoder's own search starts, and the shared one at their mean over
     the decoders not fitted on their own (over all, if every one is); the losses at scale 1 are then not seen, and
@@ -180,14 +181,14 @@ def _newton_minimise(
             shared_values, values = values[: 3 * decoders].reshape(3, decoders), values[3 * decoders :]
             if at_one is None and start is None:
                 at_one = shared_values[1].clone()  # every value starts at log-scale 0: scale 1
-            step = _newton_step(shared_values.sum(1))
-            x_shared = (x_shared + step).clamp(low, high)
-            shared_open = bool(step.abs() >= STEP_TOLERANCE)
+            moved = (x_shared + _newton_step(shared_values.sum(1))).clamp(low, high)
+            shared_open = bool((moved - x_shared).abs() >= STEP_TOLERANCE)
+            x_shared = moved
         if at_one is None and start is None:  # every decoder fits its own: its first row is at scale 1
             at_one = values.reshape(3, -1)[1].clone()
-        step = _newton_step(values.reshape(3, -1))
-        x_own[own] = (x_own[own] + step).clamp(low, high)
-        own_open[own] = step.abs() >= STEP_TOLERANCE
+        moved = (x_own[own] + _newton_step(values.reshape(3, -1))).clamp(low, high)
+        own_open[own] = (moved - x_own[own]).abs() >= STEP_TOLERANCE
+        x_own[own] = moved
         if not shared_open and not bool(own_open.any()):
             break
     return x_own, x_shared.reshape(1), at_one

@@ -8,8 +8,10 @@ the files are not there. ``tests/test_fresh_clone.py`` fails if any other test s
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -27,10 +29,22 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def session_folder(variable: str, prefix: str) -> None:
+    """Point ``variable`` at a new temporary folder, removed when this process exits, unless it is set already (by
+    the user, or by the process that started this one: pytest-xdist's workers and child pytest runs share their
+    parent's folder, which the parent removes)."""
+    if variable not in os.environ:
+        folder = tempfile.mkdtemp(prefix=prefix)
+        os.environ[variable] = folder
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+
+
 # parsed label inventories are cached as JSON (common/yaml_cache.py): keep the tests' copies out of ~/.cache
-os.environ.setdefault("FALLACY_YAML_CACHE", tempfile.mkdtemp(prefix="fallacy-yaml-cache-"))
+session_folder("FALLACY_YAML_CACHE", "fallacy-yaml-cache-")
 # and the tokenised features (paths.feature_cache, by default in the user's cache): each session starts empty
-os.environ.setdefault("FALLACY_FEATURE_CACHE", tempfile.mkdtemp(prefix="fallacy-feature-cache-"))
+session_folder("FALLACY_FEATURE_CACHE", "fallacy-feature-cache-")
 # under pytest -n (pytest-xdist) each worker and the processes it starts compute on one thread: N workers share N
 # cores; two threads each would stall on each other's OpenMP barriers (set before torch is first imported)
 if os.environ.get("PYTEST_XDIST_WORKER"):

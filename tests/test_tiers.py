@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -66,3 +67,30 @@ def test_the_tier_of_a_comma_list_and_all():
     assert tiers.chosen_tiers("fast,e2e") == {"fast", "e2e"}
     with pytest.raises(pytest.UsageError):
         tiers.chosen_tiers("fast,nightly")
+
+
+def session_config(source=pytest.Config.ArgsSource.TESTPATHS, **options):
+    """What ``tiers.whole_collection`` reads of a session's config: where its paths came from and its filters."""
+    defaults = {"keyword": "", "markexpr": "", "deselect": None, "ignore": None, "ignore_glob": None}
+    return SimpleNamespace(args_source=source, option=SimpleNamespace(**{**defaults, "lf": False, **options}))
+
+
+def test_only_a_session_of_every_test_counts_the_tiers_itself():
+    assert tiers.whole_collection(session_config())  # `pytest`, `pytest --tiers all`, with -n or not
+    partial = [
+        session_config(pytest.Config.ArgsSource.ARGS),  # `pytest tests/docs`
+        session_config(keyword="readme"),
+        session_config(markexpr="not slow"),
+        session_config(deselect=["tests/test_tiers.py::test_x"]),
+        session_config(ignore=["tests/fuzz"]),
+        session_config(ignore_glob=["*fuzz*"]),
+        session_config(lf=True),
+        session_config(stepwise=True),
+    ]
+    assert not any(tiers.whole_collection(config) for config in partial)
+
+
+def test_the_fast_count_is_what_the_default_tier_runs():
+    assert tiers.runs_in("fast", {"fast"}) and tiers.runs_in("fuzz", {"fast"})  # the harness at a tenth
+    assert not tiers.runs_in("e2e", {"fast"}) and not tiers.runs_in("slow", {"fast", "fuzz"})
+    assert all(tiers.runs_in(tier, set(tiers.TIERS)) for tier in tiers.TIERS)

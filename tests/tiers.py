@@ -134,6 +134,11 @@ def tier_of(item) -> str:
     return next((tier for tier in TIER_MARKS if tier in named), "fast")
 
 
+def runs_in(tier: str, tiers: set[str]) -> bool:
+    """Whether a test of ``tier`` runs when ``tiers`` are chosen: the fast tier also runs the fuzz tests (quickly)."""
+    return tier in tiers or (tier == "fuzz" and "fast" in tiers)
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--tiers",
@@ -157,15 +162,14 @@ _TIERS_KEY = pytest.StashKey[set]()
 
 def pytest_collection_modifyitems(config, items):
     tiers = config.stash[_TIERS_KEY]
-    runs_fuzz_quickly = "fast" in tiers
     kept, dropped = [], []
     for item in items:
         tier = tier_of(item)
         item.stash[_ITEM_TIER] = tier
-        if tier in tiers or (tier == "fuzz" and runs_fuzz_quickly):
-            kept.append(item)
-        else:
-            dropped.append(item)
+        (kept if runs_in(tier, tiers) else dropped).append(item)
+    if whole_collection(config):
+        fast = sum(runs_in(item.stash[_ITEM_TIER], {"fast"}) for item in items)
+        config.stash[_COUNTS_KEY] = (fast, len(items))
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
@@ -174,6 +178,26 @@ def pytest_collection_modifyitems(config, items):
 
 _ITEM_TIER = pytest.StashKey[str]()
 _DROPPED_KEY = pytest.StashKey[int]()
+_COUNTS_KEY = pytest.StashKey[tuple]()
+
+
+def whole_collection(config) -> bool:
+    """Whether this session collects every test of the repository: run from the configured test paths, with no
+    keyword, mark, deselection, ignore or last-failed filter (what ``pytest --collect-only -q`` counts)."""
+    option = config.option
+    filters = (option.keyword, option.markexpr, option.deselect, option.ignore, option.ignore_glob)
+    return (
+        config.args_source is pytest.Config.ArgsSource.TESTPATHS
+        and not any(filters)
+        and not getattr(option, "lf", False)
+        and not getattr(option, "stepwise", False)
+    )
+
+
+def tier_counts(config) -> tuple[int, int] | None:
+    """``(fast tier, every tier)`` as ``pytest --collect-only -q`` counts them, from this session's own collection
+    when it collected every test (:func:`whole_collection`); ``None`` for a partial session."""
+    return config.stash.get(_COUNTS_KEY, None)
 
 
 def pytest_report_header(config):

@@ -4,6 +4,8 @@ beside the raw ones they decide on."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -155,6 +157,32 @@ def test_own_scales_alone_skip_the_shared_search_and_still_report_the_loss_at_sc
     own, _, at_one = calibration_module._newton_minimise(losses, fit_own)
     assert torch.allclose(alone.double(), own.exp(), rtol=1e-6)
     assert info["dev_log_loss"]["before"] == pytest.approx(float(at_one.mean()), rel=1e-6)
+
+
+def test_a_search_pushing_against_a_bound_of_the_scale_settles_there_at_once():
+    """A decoder whose loss keeps falling past a bound of ``SCALE_RANGE`` (a label dev says nothing of flattens
+    towards T = 20) settles as soon as a step leaves it where it stands, not after every Newton step allowed."""
+    low, high = (math.log(bound) for bound in calibration_module.SCALE_RANGE)
+    passes = []
+
+    def quadratic(optimum: list[float]):
+        """Each decoder's loss, lowest at its own log-scale ``optimum``; counts the batched passes."""
+        centre = torch.tensor(optimum, dtype=torch.float64)
+
+        def losses(decoders: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
+            passes.append(len(decoders))
+            return (scales.log() - centre[decoders]) ** 2
+
+        return losses
+
+    every = torch.tensor([True, True, True])
+    own, _, _ = calibration_module._newton_minimise(quadratic([low - 2.0, 0.4, high + 3.0]), every)
+    assert own.tolist() == pytest.approx([low, 0.4, high], abs=1e-9)  # below, inside and above the range
+    assert len(passes) <= 4  # to the bound (steps of at most MAX_STEP: e^-3 from 1 in 3), then one that stays
+    # the shared scale alone (no decoder fits its own), the summed loss lowest below the range: the same
+    passes.clear()
+    _, shared, _ = calibration_module._newton_minimise(quadratic([low - 1.0, low - 2.0, low]), ~every)
+    assert float(shared) == pytest.approx(low, abs=1e-9) and len(passes) <= 4
 
 
 def test_a_scale_refitted_from_a_near_start_is_the_scale_fitted_from_one():
