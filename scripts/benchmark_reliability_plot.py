@@ -38,11 +38,11 @@ def diagram(labels: int, bins: int = 10) -> dict:
     return {"level": "span", "bins": bins, "folds": 5, "labels": table}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--labels", type=int, nargs="+", default=[1, 5, 20])
     parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         draw_reliability_plot(diagram(1), Path(folder) / "warm-up.png")
         print("| labels | seconds per figure (median) | bytes |")
