@@ -17,13 +17,30 @@ from common.errors import UserError
 from faina.benchmarks import quality_report, quality_runs, quality_scores
 from faina.benchmarks.quality_runs import Length
 from helpers.configs import compose_train
-from helpers.quality_benchmark import REPO, SCRIPT, overrides, run_dir, write_corpus
 from tiers import fixture_tier
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "benchmark_quality.py"
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
-    return write_corpus(tmp_path_factory.mktemp("corpus"))
+    """train-dev.conll / test.conll / labels.yaml in the layout the script reads (the sample's first and last posts)."""
+    from faina.data.levels import subset
+    from faina.formats.conll import read_conll, write_conll
+    from faina.formats.labels import DEFAULT_LABELS_FILE, LabelInventory
+    from faina.sample import default_sample_dir
+
+    folder = tmp_path_factory.mktemp("corpus")
+    corpus = read_conll(default_sample_dir() / "sample.conll", LabelInventory.load(DEFAULT_LABELS_FILE))
+    write_conll(subset(corpus, range(200)), folder / "train-dev.conll")
+    write_conll(subset(corpus, range(260, 300)), folder / "test.conll")
+    shutil.copy(DEFAULT_LABELS_FILE, folder / "labels.yaml")
+    return folder
+
+
+def overrides(tiny_encoder: str) -> list[str]:
+    return [f"encoder.name_or_path={tiny_encoder}", "debug=fast"]
 
 
 def run(corpus: Path, out: Path, tiny_encoder: str, *extra: str) -> subprocess.CompletedProcess:
@@ -34,6 +51,10 @@ def run(corpus: Path, out: Path, tiny_encoder: str, *extra: str) -> subprocess.C
     for override in overrides(tiny_encoder):
         command += ["--override", override]
     return subprocess.run([*command, *extra], cwd=REPO, capture_output=True, text=True)
+
+
+def run_dir(out: Path, tiny_encoder: str, seed: int, recipe: str = "views") -> Path:
+    return out / "runs" / quality_runs.run_name("span-f", recipe, Length(1), seed, overrides(tiny_encoder))
 
 
 @pytest.fixture(scope="module")
@@ -431,3 +452,45 @@ def test_an_auxiliary_recipe_of_post_f_is_one_message_before_anything_trains(tmp
     assert "the recipe aux-sequential trains span-f with the synthetic sample" in done.stderr
     assert "Fix: run the aux- recipes with --tasks span-f" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()  # checked before the corpus is prepared or a run trains
+
+
+@pytest.mark.e2e
+def test_the_joint_recipe_is_trained_and_scored_like_the_others(corpus, tiny_encoder, tmp_path):
+    out = tmp_path / "out"
+    command = [sys.executable, str(SCRIPT), "--quick", "--corpus", str(corpus), "--out", str(out)]
+    command += ["--tasks", "span-f", "--recipes", "views", "joint", "--ensembles"]
+    for override in overrides(tiny_encoder):
+        command += ["--override", override]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {(row["recipe"], row["rule"]) for row in json.loads((out / "report.json").read_text())["rows"]}
+    assert {rule for recipe, rule in rows if recipe == "joint"} == set(quality_scores.SPAN_RULES)
+    joint = run_dir(out, tiny_encoder, 1, "joint")
+    assert (joint / "fold0" / "span_f" / "model.json").is_file() and (
+        joint / "fold0" / "post_f" / "model.json"
+    ).is_file()
+    saved = json.loads((joint / "results.json").read_text())
+    assert set(saved["entries"]) == {"span_f", "post_f"}  # both levels' test figures from the one run
+
+
+@pytest.mark.e2e
+def test_the_auxiliary_recipes_train_with_the_sample_and_score_the_target_head(corpus, tiny_encoder, tmp_path):
+    out = tmp_path / "out"
+    command = [sys.executable, str(SCRIPT), "--quick", "--corpus", str(corpus), "--out", str(out)]
+    command += ["--tasks", "span-f", "--recipes", "views", "aux-proportional", "aux-sequential", "--epochs", "2"]
+    for override in overrides(tiny_encoder):
+        command += ["--override", override]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {(row["recipe"], row["rule"]) for row in json.loads((out / "report.json").read_text())["rows"]}
+    for recipe in ("aux-proportional", "aux-sequential"):
+        assert {rule for name, rule in rows if name == recipe} == set(quality_scores.SPAN_RULES)
+        run = out / "runs" / quality_runs.run_name("span-f", recipe, Length(2), 1, overrides(tiny_encoder))
+        assert (run / "fold0" / "span_f" / "model.json").is_file() and (
+            run / "fold0" / "second" / "model.json"
+        ).is_file()
+        metrics = json.loads((run / "fold0" / "metrics.json").read_text())
+        assert metrics["entries"]["second"]["train_posts"] + metrics["entries"]["second"]["dev_posts"] == 300
+    sequential = out / "runs" / quality_runs.run_name("span-f", "aux-sequential", Length(2), 1, overrides(tiny_encoder))
+    config = (sequential / "config.yaml").read_text()
+    assert "strategy: sequential" in config and "auxiliary_epochs: 1" in config
