@@ -36,8 +36,8 @@ def draw_reliability_plot(data: dict, path: str | Path) -> Path:
     names = curve_names(data)
     columns = min(len(labels), 4)
     rows = math.ceil(len(labels) / columns)
-    # shared axes with one set of tick labels per row and one label per axis for the figure: the grid draws in
-    # about half the time of per-panel labels laid out by tight_layout (docs/speed-and-scale.md)
+    # shared axes (x tick labels under every panel, y tick labels on the first column), one label per axis for the
+    # figure and fixed margins: about half the time of per-panel labels laid out by tight_layout (speed-and-scale.md)
     figure, axes = plt.subplots(
         rows, columns, figsize=(3.2 * columns, 3.2 * rows + 0.4), squeeze=False, sharex=True, sharey=True
     )

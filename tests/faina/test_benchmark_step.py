@@ -4,20 +4,16 @@ judged: the figures depend on the machine)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 
 import torch
 
-from tests_paths import REPO
+from helpers.scripts import load_script
 
 
 def benchmark_script():
-    spec = importlib.util.spec_from_file_location("benchmark_step", REPO / "scripts" / "benchmark_step.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmark_step")
 
 
 def test_bare_windows_give_the_chunked_encoders_word_vectors(tiny_encoder):

@@ -3,18 +3,11 @@ prints a row per label count with a figure of that many panels (no timing is jud
 
 from __future__ import annotations
 
-import importlib.util
-
-from tests_paths import REPO
+from helpers.scripts import load_script
 
 
 def benchmark_script():
-    spec = importlib.util.spec_from_file_location(
-        "benchmark_reliability_plot", REPO / "scripts" / "benchmark_reliability_plot.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmark_reliability_plot")
 
 
 def test_the_made_up_diagram_has_both_curves_for_every_label():
