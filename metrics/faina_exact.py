@@ -36,23 +36,33 @@ def bio_tags(spans: Sequence[Span], label: str, num_tokens: int) -> list[str]:
     return tags
 
 
-def _num_tokens(*views: Sequence[Span]) -> int:
-    return max((span.last for view in views for span in view), default=0)
+def _extents(*views: Sequence[Span]) -> dict[str, tuple[int, int]]:
+    """Per label, the first and last token any of its spans in ``views`` covers (1-based)."""
+    extents: dict[str, tuple[int, int]] = {}
+    for view in views:
+        for span in view:
+            first, last = extents.get(span.label, (span.first, span.last))
+            extents[span.label] = (min(first, span.first), max(last, span.last))
+    return extents
 
 
-def _sequences(preds: Sequence[PostSpans], golds: Sequence[PostSpans], view: int, labels: Sequence[str]):
+def view_sequences(preds: Sequence[PostSpans], golds: Sequence[PostSpans], view: int, labels: Sequence[str]):
+    """One (gold, predicted) pair of IOB2 sequences per (post, label) with a span in either, cut to the tokens
+    that label's spans cover: outside them both sequences are O, so the cut removes no chunk and moves gold and
+    predicted chunks alike, and seqeval's matches and counts are those of the whole post (its cost grows with the
+    tokens it reads: a post's label covers a few of them)."""
     y_true, y_pred = [], []
     for pred_views, gold_views in zip(preds, golds, strict=True):
         gold = gold_views[view]
         if gold is None:  # the view did not annotate the post: the pair is not scored
             continue
         pred = pred_views[0] if len(pred_views) == 1 else pred_views[view]
-        length = _num_tokens(pred, gold)
-        present = {span.label for span in pred} | {span.label for span in gold}
+        extents = _extents(pred, gold)
         for label in labels:
-            if label in present:  # an all-O sequence adds no chunk: skipping it changes nothing
-                y_true.append(bio_tags(gold, label, length))
-                y_pred.append(bio_tags(pred, label, length))
+            if label in extents:  # an all-O sequence adds no chunk: skipping it changes nothing
+                first, last = extents[label]
+                y_true.append(bio_tags(gold, label, last)[first - 1 :])
+                y_pred.append(bio_tags(pred, label, last)[first - 1 :])
     return y_true, y_pred
 
 
@@ -80,7 +90,7 @@ def exact_span_scores(
                     raise ValueError(f"span label {span.label!r} is not one of the task's labels")
     per_view, breakdown = [], {}
     for view in range(num_views):
-        y_true, y_pred = _sequences(preds, golds, view, labels)
+        y_true, y_pred = view_sequences(preds, golds, view, labels)
         with warnings.catch_warnings():  # seqeval warns on labels without predictions; 0 is the answer
             warnings.simplefilter("ignore")
             report = (
