@@ -3,9 +3,9 @@
 Every span fold scores its test predictions with exact match beside the official scores, and the quality benchmark
 once per decision rule, so its cost is measured here apart from training. The prediction is made from the gold
 file itself: each view is scored against the next view's spans (an annotator as the system), so the figures have
-realistic matches and misses without a model; the labels are the fine ones (span-f's). Each time is the median of ``--rounds`` calls after one warm-up call
-(the first imports seqeval and scikit-learn); ``tokens`` counts the tags seqeval reads, which is what its time
-grows with.
+realistic matches and misses without a model; the labels are the fine ones (span-f's). Each time is the median of
+``--rounds`` calls after one warm-up call (the first imports seqeval and scikit-learn); ``tags read`` counts the tags
+seqeval reads, which is what its time grows with.
 
     python scripts/benchmark_exact_scores.py [--corpus FILE.conll --labels labels.yaml] [--rounds 5]
 
@@ -20,6 +20,7 @@ import statistics
 import time
 from pathlib import Path
 
+from common.errors import exit_on_user_error
 from faina.formats.conll import read_conll
 from faina.formats.labels import DEFAULT_LABELS_FILE, LabelInventory
 from faina.sample import default_sample_dir
@@ -42,6 +43,7 @@ def tags_read(preds, golds, labels, num_views: int) -> int:
     return total
 
 
+@exit_on_user_error(show_logs=False)
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=default_sample_dir() / "sample.conll")

@@ -1,7 +1,10 @@
-"""scripts/benchmark_exact_scores.py: the prediction it scores is each view's next view, and one short run prints
-the row of the file it read with the tags seqeval reads (no timing is judged: it depends on the machine)."""
+"""scripts/benchmark_exact_scores.py: the prediction it scores is each view's next view, one short run prints the
+row of the file it read with the tags seqeval reads (no timing is judged: it depends on the machine), and a file
+it cannot read is one message."""
 
 from __future__ import annotations
+
+import pytest
 
 from faina.formats.records import Span
 from helpers.scripts import load_script
@@ -45,3 +48,12 @@ def test_a_short_run_prints_the_row_of_the_sample(capsys):
     name, posts, views, tags, _, f1 = (cell.strip() for cell in lines[2].strip("|").split("|"))
     assert (name, posts, views) == ("sample.conll", "300", "2")
     assert int(tags.replace(",", "")) > 0 and 0.0 < float(f1) < 1.0
+
+
+def test_a_missing_corpus_is_one_message_naming_it(tmp_path, capsys):
+    missing = tmp_path / "nowhere.conll"
+    with pytest.raises(SystemExit) as exited:
+        benchmark_script().main(["--corpus", str(missing), "--rounds", "1"])
+    error = capsys.readouterr().err
+    assert exited.value.code == 2 and error.startswith("error: ") and str(missing) in error
+    assert "Traceback" not in error
