@@ -6,7 +6,8 @@ one over test are enough: every calibration of ``CALIBRATIONS`` is fitted on the
 applied to the same test outputs (``apply_calibration``), and the test probabilities are scored against the
 annotators' shares (``faina.scoring.soft_scores``: cross-entropy, Manhattan, ECE, per label, with the prior of the
 run's train-dev file and the oracle). The ``+prior`` calibrations add the prior fallback
-(``models/prior_fallback.py``) with that same prior. ``uncalibrated`` is the model's raw probabilities, whatever calibration it
+(``models/prior_fallback.py``) with that same prior, under its rule ``prior`` (every head's fitted weight) or
+``prior-if-worse`` (only heads whose calibration loses to the prior on dev). ``uncalibrated`` is the model's raw probabilities, whatever calibration it
 was saved with. A ``views`` model is scored pooled over its views (the mean of the per-view probabilities), a
 one-view model (``soft``, ``majority``) as it is. Saved per run as ``benchmark-calibration.json`` (reused).
 """
@@ -29,16 +30,22 @@ CALIBRATIONS: dict[str, dict[str, CalibrationSettings | None]] = {
         "platt": PostCalibrationSettings(method="platt", scope="own"),
         "temperature+prior": PostCalibrationSettings(method="temperature", scope="own", fallback="prior"),
         "platt+prior": PostCalibrationSettings(method="platt", scope="own", fallback="prior"),
+        "temperature+prior-if-worse": PostCalibrationSettings(
+            method="temperature", scope="own", fallback="prior-if-worse"
+        ),
     },
     "span": {
         "uncalibrated": None,
         "temperature": SpanCalibrationSettings(method="temperature", scope="own"),
         "temperature-shared": SpanCalibrationSettings(method="temperature", scope="shared"),
         "temperature+prior": SpanCalibrationSettings(method="temperature", scope="own", fallback="prior"),
+        "temperature+prior-if-worse": SpanCalibrationSettings(
+            method="temperature", scope="own", fallback="prior-if-worse"
+        ),
     },
 }
 CALIBRATION_FILE = "benchmark-calibration.json"
-CALIBRATION_VERSION = 3  # bump when what the file holds changes: older files are recomputed
+CALIBRATION_VERSION = 4  # bump when what the file holds changes: older files are recomputed
 
 
 def calibration_scores(model, meta, level, gold_test, dev_corpus, test_corpus, prior_corpus) -> dict:
