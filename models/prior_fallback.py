@@ -92,11 +92,6 @@ def mixture_weight(calibrated, targets, weight, prior) -> torch.Tensor:
     return torch.where(slope(torch.ones_like(pi)) <= 0, 1.0, torch.where(slope(torch.zeros_like(pi)) >= 0, 0.0, inner))
 
 
-def fitted_weight(calibrated, targets, weight, prior) -> torch.Tensor:
-    """``[K]``: rule ``prior``, the fitted ``w`` of every column (``mixture_weight``)."""
-    return mixture_weight(calibrated, targets, weight, prior)
-
-
 def weight_if_worse(calibrated, targets, weight, prior) -> torch.Tensor:
     """``[K]``: rule ``prior-if-worse``, ``w = 1`` for a column whose calibrated probabilities alone are not worse
     than the prior (mean log-loss over its held-out items), the fitted ``w`` for the others."""
@@ -110,7 +105,7 @@ def weight_if_worse(calibrated, targets, weight, prior) -> torch.Tensor:
     return torch.where(alone <= prior_only, torch.ones_like(fitted), fitted)
 
 
-FALLBACK_RULES = {"prior": fitted_weight, "prior-if-worse": weight_if_worse}  # ``CalibrationSettings.fallback``
+FALLBACK_RULES = {"prior": mixture_weight, "prior-if-worse": weight_if_worse}  # ``CalibrationSettings.fallback``
 
 
 def cross_fit_parts(items: int, folds: int) -> torch.Tensor:

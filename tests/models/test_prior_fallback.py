@@ -22,7 +22,6 @@ from models.mvml import MVML
 from models.prior_fallback import (
     fit_post_fallback,
     fit_span_fallback,
-    fitted_weight,
     mixed,
     mixture_log_loss,
     mixture_weight,
@@ -104,7 +103,7 @@ def test_prior_if_worse_keeps_a_head_that_beats_its_prior_untouched_and_mixes_on
     weight, prior = torch.ones(2000, 2), torch.tensor([0.5, 0.5])
     alone, prior_only = (mixture_log_loss(q, targets, weight, prior, torch.full((2,), w)) for w in (1.0, 0.0))
     assert float(alone[0]) < float(prior_only[0]) and float(alone[1]) > float(prior_only[1])
-    fitted = fitted_weight(q, targets, weight, prior)
+    fitted = mixture_weight(q, targets, weight, prior)
     assert fitted.tolist() == pytest.approx([2 / 3, 0.0], abs=0.02)
     assert weight_if_worse(q, targets, weight, prior).tolist() == [1.0, 0.0]
 
