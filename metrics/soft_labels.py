@@ -77,11 +77,43 @@ def _mean_over_items(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
         return np.where(count > 0, np.where(valid, values, 0.0).sum(axis=0) / count, np.nan)
 
 
-def cross_entropy(predicted, gold, epsilon: float = EPSILON) -> np.ndarray:
-    """Per label ``[C]``: mean over items of ``-(t log p + (1 - t) log(1 - p))``, ``p``/``1 - p`` clipped at ε."""
+def item_cross_entropy(predicted, gold, epsilon: float = EPSILON) -> np.ndarray:
+    """``[N, C]``: each item's ``-(t log p + (1 - t) log(1 - p))`` per label, ``p``/``1 - p`` clipped at ε; NaN where
+    the gold is NaN (no annotator labelled the item)."""
     p, t, valid = _pair(predicted, gold)
     positive, negative = np.maximum(p, epsilon), np.maximum(1.0 - p, epsilon)
-    return _mean_over_items(-(t * np.log(positive) + (1.0 - t) * np.log(negative)), valid)
+    return np.where(valid, -(t * np.log(positive) + (1.0 - t) * np.log(negative)), np.nan)
+
+
+def cross_entropy(predicted, gold, epsilon: float = EPSILON) -> np.ndarray:
+    """Per label ``[C]``: mean over items of ``item_cross_entropy``."""
+    _, _, valid = _pair(predicted, gold)
+    return _mean_over_items(item_cross_entropy(predicted, gold, epsilon), valid)
+
+
+def paired_difference(first, second, groups=None) -> tuple[np.ndarray, np.ndarray]:
+    """Per label ``[C]``: the mean over items of ``first - second`` (per-item scores ``[N, C]`` of two predictions of
+    the same items, e.g. ``item_cross_entropy``; NaN items left out) and its standard error.
+
+    Items of one group (``groups`` ``[N]``: the post of each token at span level) are not independent, so the error
+    is the cluster-robust one of a ratio of sums: with ``D_g`` and ``n_g`` the difference summed and the items counted
+    in group ``g``, ``mean = ΣD_g / Σn_g`` and ``se = sqrt(G / (G - 1) · Σ (D_g - mean · n_g)²) / Σn_g`` over the
+    ``G`` groups with items. Every item its own group (``groups=None``) gives the usual ``std / sqrt(N)``. How far
+    apart two calibrations of one test set can be before the test set tells them apart: docs/soft-labels.md."""
+    difference = np.asarray(first, dtype=np.float64) - np.asarray(second, dtype=np.float64)
+    valid = ~np.isnan(difference)
+    groups = np.arange(difference.shape[0]) if groups is None else np.asarray(groups)
+    _, group = np.unique(groups, return_inverse=True)
+    sums = np.zeros((group.max(initial=-1) + 1, difference.shape[1]))
+    counts = np.zeros_like(sums)
+    np.add.at(sums, group, np.where(valid, difference, 0.0))
+    np.add.at(counts, group, valid.astype(np.float64))
+    total, present = counts.sum(axis=0), (counts > 0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = sums.sum(axis=0) / total
+        spread = ((sums - mean * counts) ** 2).sum(axis=0)
+        error = np.sqrt(present / (present - 1) * spread) / total
+    return mean, np.where(present > 1, error, np.nan)
 
 
 def entropy(gold) -> np.ndarray:

@@ -8,11 +8,14 @@ moved to other posts (``faina.benchmarks.permuted_label``) under ``--out/permute
 the quality benchmark does (``train.py ... data=custom cv=official``, ``--out/runs``; a finished run is reused), and
 scores its test probabilities under every calibration fitted on its own dev split, with and without the prior
 fallback (``faina.benchmarks.calibration_scores``). Prints per label the test cross-entropy of each calibration and
-of the prior, and whether the permuted label's comes out at the prior's (within ``TOLERANCE``); the same as JSON in
-``--out/control.json``. ``--recipe joint`` trains ``task=multi`` (the corpus's span and post entries in one run) and
-scores the task's entry, the multi-task model's own calibration; its entries read their own model blocks, so the
-fallback is ``--override task.entries.span_f.model.module.calibration.fallback=prior`` (and ``post_f``). What was
-measured: docs/soft-labels.md#the-prior-fallback.
+of the prior, and whether the permuted label's comes out at the prior's (within ``TOLERANCE``), then each
+calibration's difference, item by item, to the prior (the permuted label) or to today's ``temperature`` (the real
+labels) with its paired standard error: how much of a gap the test set can resolve at all. The same as JSON in
+``--out/control.json`` (``gap_to_prior_se``, ``real_labels_worse_than_temperature``, ``paired``). ``--recipe
+joint`` trains ``task=multi`` (the corpus's span and post entries in one run) and scores the task's entry, the
+multi-task model's own calibration; its entries read their own model blocks, so the fallback is
+``--override task.entries.span_f.model.module.calibration.fallback=prior`` (and ``post_f``). What was measured:
+docs/soft-labels.md#the-prior-fallback.
 """
 
 from __future__ import annotations
@@ -66,22 +69,45 @@ def control_table(scores: dict, label: str) -> dict:
         }
         for name, entry in scores.items()
     }
+    paired = {name: entry["paired"] for name, entry in scores.items()}
+    real = [each for each in table if each != label]
     return {
         "per_label": table,
         "permuted": label,
         "gap_to_prior": gaps,
         "within": {name: abs(gap) <= TOLERANCE for name, gap in gaps.items()},
+        "gap_to_prior_se": {name: paired[name]["vs_prior"][label]["se"] for name in gaps},
+        "real_labels_worse_than_temperature": {
+            name: {
+                each: pairs["vs_temperature"][each] for each in real if pairs["vs_temperature"][each]["difference"] > 0
+            }
+            for name, pairs in paired.items()
+        },
+        "paired": paired,
         "fits": fits,
     }
 
 
 def markdown(table: dict) -> str:
+    """The test cross-entropy per label and calibration, then each one's difference to ``temperature`` (the
+    permuted label: to the prior) with its paired standard error."""
     names = [name for name in next(iter(table["per_label"].values())) if name != "prior"]
     lines = ["| label | prior | " + " | ".join(names) + " |", "|---" * (len(names) + 2) + "|"]
     for label, row in table["per_label"].items():
         mark = " (permuted)" if label == table["permuted"] else ""
         lines.append(f"| {label}{mark} | {row['prior']:.4f} | " + " | ".join(f"{row[n]:.4f}" for n in names) + " |")
+    lines += ["", "| difference ± paired SE | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for label in table["per_label"]:
+        against = "vs_prior" if label == table["permuted"] else "vs_temperature"
+        cells = [table["paired"][name][against][label] for name in names]
+        title = f"{label} (permuted) − prior" if against == "vs_prior" else f"{label} − temperature"
+        lines.append(f"| {title} | " + " | ".join(_difference(cell) for cell in cells) + " |")
     return "\n".join(lines)
+
+
+def _difference(cell: dict) -> str:
+    error = "" if cell["se"] is None else f" ± {cell['se']:.4f}"
+    return f"{cell['difference']:+.4f}{error}"
 
 
 @exit_on_user_error

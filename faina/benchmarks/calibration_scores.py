@@ -7,19 +7,24 @@ applied to the same test outputs (``apply_calibration``), and the test probabili
 annotators' shares (``faina.scoring.soft_scores``: cross-entropy, Manhattan, ECE, per label, with the prior of the
 run's train-dev file and the oracle). The ``+prior`` calibrations add the prior fallback
 (``models/prior_fallback.py``) with that same prior, under its rule ``prior`` (every head's fitted weight) or
-``prior-if-worse`` (only heads whose calibration loses to the prior on dev). ``uncalibrated`` is the model's raw probabilities, whatever calibration it
-was saved with. A ``views`` model is scored pooled over its views (the mean of the per-view probabilities), a
-one-view model (``soft``, ``majority``) as it is. Saved per run as ``benchmark-calibration.json`` (reused).
+``prior-if-worse`` (only heads whose calibration loses to the prior on dev). ``uncalibrated`` is the model's raw
+probabilities, whatever calibration it was saved with. A ``views`` model is scored pooled over its views (the mean of
+the per-view probabilities), a one-view model (``soft``, ``majority``) as it is. Each calibration's per-label
+cross-entropy is also paired, item by item, with the prior's and with today's default calibration (``paired``:
+the difference and its standard error, the posts as independent units), which says whether the test set can tell
+two calibrations apart at all. Saved per run as ``benchmark-calibration.json`` (reused).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from faina.benchmarks.quality_runs import TASKS, dev_corpus_of, model_dir
+from metrics.soft_labels import paired_difference
 from models.calibration import CalibrationSettings, PostCalibrationSettings, SpanCalibrationSettings
 
 CALIBRATIONS: dict[str, dict[str, CalibrationSettings | None]] = {
@@ -44,15 +49,16 @@ CALIBRATIONS: dict[str, dict[str, CalibrationSettings | None]] = {
         ),
     },
 }
+REFERENCE = "temperature"  # today's default calibration, what every other one is also paired against
 CALIBRATION_FILE = "benchmark-calibration.json"
-CALIBRATION_VERSION = 4  # bump when what the file holds changes: older files are recomputed
+CALIBRATION_VERSION = 5  # bump when what the file holds changes: older files are recomputed
 
 
 def calibration_scores(model, meta, level, gold_test, dev_corpus, test_corpus, prior_corpus) -> dict:
     """Test probability scores of ``model`` under every calibration of its level, fitted on ``dev_corpus``."""
     import torch
 
-    from faina.scoring.soft_scores import model_prior, soft_scores
+    from faina.scoring.soft_scores import item_losses, item_posts, model_prior, soft_scores
     from faina.serving.prediction import corpus_indices, predict_outputs
     from faina.serving.probabilities import probabilities_from_outputs
 
@@ -61,7 +67,7 @@ def calibration_scores(model, meta, level, gold_test, dev_corpus, test_corpus, p
     dev = predict_outputs(model, meta, dev_corpus, raw=True)
     indices = corpus_indices(test_corpus)
     prior = torch.as_tensor(model_prior(prior_corpus, labels, num_views))  # what the `+prior` rows mix in
-    scores = {}
+    scores, losses = {}, {}
     for name, settings in CALIBRATIONS[level].items():
         if settings is None:
             outputs, info = test, {}
@@ -75,7 +81,24 @@ def calibration_scores(model, meta, level, gold_test, dev_corpus, test_corpus, p
         block = soft_scores(gold_test, probabilities, labels, None, prior_corpus)
         scores[name] = {key: block[key] for key in ("model", "prior", "oracle", "per_label")}
         scores[name]["fit"] = info
+        losses[name] = item_losses(gold_test, probabilities, labels, prior_corpus)
+    groups = item_posts(gold_test)
+    for name, loss in losses.items():
+        scores[name]["paired"] = {
+            "vs_" + other: paired_table(loss["model"], reference, groups, labels)
+            for other, reference in (("prior", loss["prior"]), (REFERENCE, losses[REFERENCE]["model"]))
+        }
     return scores
+
+
+def paired_table(losses, reference, groups, labels) -> dict:
+    """Per label, the test cross-entropy's difference to ``reference``'s on the same items and its standard error
+    (posts as the independent units: ``metrics.soft_labels.paired_difference``)."""
+    difference, error = paired_difference(losses, reference, groups)
+    return {
+        label: {"difference": round(float(d), 6), "se": None if math.isnan(e) else round(float(e), 6)}
+        for label, d, e in zip(labels, difference, error)
+    }
 
 
 def evaluate_calibration(task, recipe, seed, folder: Path, files, log: Callable[[str], None]) -> dict:

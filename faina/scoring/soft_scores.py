@@ -25,7 +25,15 @@ import numpy as np
 from common.errors import UserError
 from faina.formats.probability_file import ProbabilityFile
 from faina.formats.records import PostCorpus, SpanCorpus, annotated_mask, has_not_annotated
-from metrics.soft_labels import ECE_BINS, MEASURES, error_rates, prior, soft_label_report, soft_labels
+from metrics.soft_labels import (
+    ECE_BINS,
+    MEASURES,
+    error_rates,
+    item_cross_entropy,
+    prior,
+    soft_label_report,
+    soft_labels,
+)
 
 # the block's key in each fold's metrics.json and in ``faina.evaluate --json``: the scores of a model's probabilities
 # against the annotators' shares, not the official scorer's "soft" (partial-match) F1 beside it. Its former name is
@@ -84,6 +92,36 @@ def annotated_items(corpus: SpanCorpus | PostCorpus) -> np.ndarray | None:
     else:
         rows = mask
     return np.array(rows, dtype=bool).reshape(len(rows), corpus.num_views)
+
+
+def gold_soft_labels(corpus: SpanCorpus | PostCorpus, labels: Sequence[str]) -> np.ndarray:
+    """``[items, C]``: the share of the views that annotated each item giving it each label (NaN: none did)."""
+    return soft_labels(votes(corpus, labels), annotated_items(corpus))
+
+
+def item_posts(corpus: SpanCorpus | PostCorpus) -> np.ndarray:
+    """``[items]``: the post of each item, in the order of ``votes`` (a post at post level, each token's post at span
+    level): the groups whose items are not independent (``metrics.soft_labels.paired_difference``)."""
+    if isinstance(corpus, SpanCorpus):
+        return np.repeat(np.arange(len(corpus.posts)), [len(post.tokens) for post in corpus.posts])
+    return np.arange(len(corpus.rows))
+
+
+def item_losses(
+    gold: SpanCorpus | PostCorpus,
+    probabilities: ProbabilityFile,
+    labels: Sequence[str],
+    prior_corpus: SpanCorpus | PostCorpus,
+) -> dict[str, np.ndarray]:
+    """``{"model": [items, C], "prior": [items, C]}``: each item's cross-entropy per label, of the file's
+    probabilities (pooled over views, as ``soft_scores`` scores them) and of ``prior_corpus``'s prior; their means
+    are ``soft_scores``' cross-entropies."""
+    labels = list(labels)
+    check_probabilities_match(probabilities, gold, labels)
+    gold_soft = gold_soft_labels(gold, labels)
+    predicted = predicted_soft_labels(in_label_order(probabilities, labels))
+    reference = np.broadcast_to(prior(gold_soft_labels(prior_corpus, labels)), gold_soft.shape)
+    return {"model": item_cross_entropy(predicted, gold_soft), "prior": item_cross_entropy(reference, gold_soft)}
 
 
 def model_prior(corpus: SpanCorpus | PostCorpus, labels: Sequence[str], model_views: int) -> np.ndarray:
@@ -181,9 +219,8 @@ def soft_scores(
     check_probabilities_match(probabilities, gold, labels)
     probabilities = in_label_order(probabilities, labels)
     # the share is over the views that annotated each item; items no view annotated are NaN, left out
-    gold_soft = soft_labels(votes(gold, labels), annotated_items(gold))
-    reference_corpus = prior_corpus if prior_corpus is not None else gold
-    reference = prior(soft_labels(votes(reference_corpus, labels), annotated_items(reference_corpus)))
+    gold_soft = gold_soft_labels(gold, labels)
+    reference = prior(gold_soft_labels(prior_corpus if prior_corpus is not None else gold, labels))
     result = {
         "level": probabilities.level,
         "items": int(gold_soft.shape[0]),

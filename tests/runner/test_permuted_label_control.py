@@ -50,6 +50,21 @@ def test_the_control_trains_once_and_scores_every_calibration_against_the_prior(
     assert table["gap_to_prior"]["platt+prior"] == pytest.approx(row["platt+prior"] - row["prior"])
     assert table["fits"]["temperature+prior"]["fit_seconds"] >= 0
     assert "| Slogan (permuted) |" in done.stdout
+    # every calibration paired item by item with the prior and with today's temperature: the differences are those
+    # of the reported cross-entropies, today's against itself is 0 with no spread
+    for name, pairs in table["paired"].items():
+        for label, row in table["per_label"].items():
+            assert pairs["vs_prior"][label]["difference"] == pytest.approx(row[name] - row["prior"], abs=2e-6)
+            assert pairs["vs_temperature"][label]["difference"] == pytest.approx(
+                row[name] - row["temperature"], abs=2e-6
+            )
+    assert table["paired"]["temperature"]["vs_temperature"]["Slogan"] == {"difference": 0.0, "se": 0.0}
+    assert table["gap_to_prior_se"]["uncalibrated"] == table["paired"]["uncalibrated"]["vs_prior"]["Slogan"]["se"] > 0
+    assert "| Slogan (permuted) − prior |" in done.stdout and " ± " in done.stdout
+    worse = table["real_labels_worse_than_temperature"]
+    assert (
+        all(cell["difference"] > 0 for rows in worse.values() for cell in rows.values()) and worse["temperature"] == {}
+    )
     # the run itself fitted the fallback in its fold, against its train part's prior
     [run] = [path for path in (out / "runs").iterdir() if path.is_dir()]
     fitted = json.loads((run / "fold0" / "metrics.json").read_text())["calibrated_on_dev"]
@@ -68,6 +83,9 @@ def test_the_joint_recipe_scores_the_task_entry_of_one_multi_task_run(corpus, ti
     assert done.returncode == 0, done.stderr[-3000:]
     table = json.loads((out / "control.json").read_text())
     assert table["recipe"] == "joint" and set(table["gap_to_prior"]) == set(CALIBRATIONS["span"])
+    # at span level the items are tokens, paired with the prior's token by token, posts as the independent units
+    row, pairs = table["per_label"]["Slogan"], table["paired"]["temperature+prior"]["vs_prior"]["Slogan"]
+    assert pairs["difference"] == pytest.approx(row["temperature+prior"] - row["prior"], abs=2e-6)
     [run] = [path for path in (out / "runs").iterdir() if path.is_dir()]
     entries = {path.name for path in (run / "fold0").iterdir() if (path / "metrics.json").is_file()}
     assert entries == {"span_f", "post_f"}  # task=multi: both levels trained in the one run
