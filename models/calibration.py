@@ -53,17 +53,16 @@ Count = Annotated[int, Field(ge=0, le=10**9)]
 class CalibrationSettings(Strict):
     """How a model's probabilities are calibrated after training: ``method`` (``none`` | ``temperature`` |
     ``platt``, the last for post heads only), ``scope`` (``own`` | ``shared``) and ``min_evidence`` (module
-    docstring); ``fallback`` (``none`` | ``prior`` | ``prior-if-worse``) with ``fallback_folds``: whether each head /
-    decoder then mixes its calibrated probability with its label's share in the training part, by a weight
-    cross-fitted on dev over ``fallback_folds`` parts (every head, or only those whose calibration loses to the prior
-    there: ``models/prior_fallback.py``). Frozen plain values: saved in ``model.json`` as they
+    docstring); ``fallback`` (``none`` | ``prior``) with ``fallback_folds``: whether each head / decoder then mixes
+    its calibrated probability with its label's share in the training part, by a weight cross-fitted on dev over
+    ``fallback_folds`` parts (``models/prior_fallback.py``). Frozen plain values: saved in ``model.json`` as they
     are. The class default is ``none`` (a model built in code, or a folder saved before calibration existed);
     ``conf/model/`` chooses what a run fits."""
 
     method: Literal["none", "temperature", "platt"] = "none"
     scope: Literal["own", "shared"] = "own"
     min_evidence: Count = 5
-    fallback: Literal["none", "prior", "prior-if-worse"] = "none"
+    fallback: Literal["none", "prior"] = "none"
     fallback_folds: Annotated[int, Field(ge=2, le=100)] = 5
 
     @classmethod

@@ -20,12 +20,6 @@ prior itself) is always a candidate, so the fallback's cross-fitted dev log-loss
 1`` keeps the calibration as it was. The calibration reported is then the one fitted on the whole of dev, mixed by
 ``w``. A head or decoder without dev items keeps ``w = 1``.
 
-Two rules choose ``w`` from those held-out probabilities (``fallback``, ``FALLBACK_RULES``): ``prior`` keeps the
-fitted ``w`` of every head; ``prior-if-worse`` keeps ``w = 1`` (today's calibration, untouched) for a head whose
-calibrated probabilities alone are not worse than the prior on the held-out parts, and the fitted ``w`` only for one
-that loses to the prior there. Both cannot lose to the prior on dev; the second changes no head the model learnt
-well enough to beat its prior, so a label is moved only where dev says its calibration does harm.
-
 At span level ``q`` is the tempered CRF's marginal ``P(inside)`` of each token, so the fallback acts on the
 reported token probabilities only; a mixture is not a CRF, and the Viterbi path and every threshold or O bias are
 untouched (hard decisions never move). The models keep ``w`` and ``π`` in the buffers ``calibration_weight`` and
@@ -92,22 +86,6 @@ def mixture_weight(calibrated, targets, weight, prior) -> torch.Tensor:
     return torch.where(slope(torch.ones_like(pi)) <= 0, 1.0, torch.where(slope(torch.zeros_like(pi)) >= 0, 0.0, inner))
 
 
-def weight_if_worse(calibrated, targets, weight, prior) -> torch.Tensor:
-    """``[K]``: rule ``prior-if-worse``, ``w = 1`` for a column whose calibrated probabilities alone are not worse
-    than the prior (mean log-loss over its held-out items), the fitted ``w`` for the others."""
-    fitted = mixture_weight(calibrated, targets, weight, prior)
-    alone, prior_only = (
-        mixture_log_loss(
-            calibrated.double(), targets.double(), weight.double(), prior.double(), torch.full_like(fitted, w)
-        )
-        for w in (1.0, 0.0)
-    )
-    return torch.where(alone <= prior_only, torch.ones_like(fitted), fitted)
-
-
-FALLBACK_RULES = {"prior": mixture_weight, "prior-if-worse": weight_if_worse}  # ``CalibrationSettings.fallback``
-
-
 def cross_fit_parts(items: int, folds: int) -> torch.Tensor:
     """``[items]``: the part of each item, ``i mod folds`` (deterministic; dev is in a fixed order)."""
     return torch.arange(items) % max(min(folds, items), 1)
@@ -138,7 +116,7 @@ def fallback_prior(prior: torch.Tensor | None, shape) -> torch.Tensor:
     """The training part's prior ``[V, C]`` as a float tensor of ``shape``; one clear error without it."""
     if prior is None:
         raise ValueError(
-            "a calibration fallback needs each label's share in the training part (the prior): pass it to "
+            "calibration.fallback=prior needs each label's share in the training part (the prior): pass it to "
             "fit_calibration (the fold runner does)"
         )
     return torch.as_tensor(prior, dtype=torch.float64).reshape(shape)
@@ -171,7 +149,7 @@ def fit_post_fallback(
         held[out] = apply_post_calibration(logits[out], scale.double(), shift.double())
     targets, weight = view_targets(gold, annotated, views)
     columns = [tensor.reshape(items, -1) for tensor in (held, targets, weight)]
-    mix = FALLBACK_RULES[settings.fallback](*columns, pi.reshape(-1))
+    mix = mixture_weight(*columns, pi.reshape(-1))
     info = fallback_info(*columns, pi.reshape(-1), mix)
     return mix.reshape(views, labels).float(), pi.float(), info
 
@@ -208,5 +186,5 @@ def fit_span_fallback(
         fitted = span_scale_from(frozen, emissions[~out], mask[~out], targets[~out], weight[~out], settings, start)
         held[out] = span_marginals(frozen, emissions[out], mask[out], fitted)
     columns = [tensor.transpose(1, 2).reshape(-1, decoders) for tensor in (held, targets, weight)]  # [tokens, D]
-    mix = FALLBACK_RULES[settings.fallback](*columns, pi)
+    mix = mixture_weight(*columns, pi)
     return mix.float(), pi.float(), fallback_info(*columns, pi, mix)

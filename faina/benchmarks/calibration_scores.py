@@ -6,8 +6,7 @@ one over test are enough: every calibration of ``CALIBRATIONS`` is fitted on the
 applied to the same test outputs (``apply_calibration``), and the test probabilities are scored against the
 annotators' shares (``faina.scoring.soft_scores``: cross-entropy, Manhattan, ECE, per label, with the prior of the
 run's train-dev file and the oracle). The ``+prior`` calibrations add the prior fallback
-(``models/prior_fallback.py``) with that same prior, under its rule ``prior`` (every head's fitted weight) or
-``prior-if-worse`` (only heads whose calibration loses to the prior on dev). ``uncalibrated`` is the model's raw
+(``models/prior_fallback.py``) with that same prior. ``uncalibrated`` is the model's raw
 probabilities, whatever calibration it was saved with. A ``views`` model is scored pooled over its views (the mean of
 the per-view probabilities), a one-view model (``soft``, ``majority``) as it is. Each calibration's per-label
 cross-entropy is also paired, item by item, with the prior's and with today's default calibration (``paired``:
@@ -35,18 +34,12 @@ CALIBRATIONS: dict[str, dict[str, CalibrationSettings | None]] = {
         "platt": PostCalibrationSettings(method="platt", scope="own"),
         "temperature+prior": PostCalibrationSettings(method="temperature", scope="own", fallback="prior"),
         "platt+prior": PostCalibrationSettings(method="platt", scope="own", fallback="prior"),
-        "temperature+prior-if-worse": PostCalibrationSettings(
-            method="temperature", scope="own", fallback="prior-if-worse"
-        ),
     },
     "span": {
         "uncalibrated": None,
         "temperature": SpanCalibrationSettings(method="temperature", scope="own"),
         "temperature-shared": SpanCalibrationSettings(method="temperature", scope="shared"),
         "temperature+prior": SpanCalibrationSettings(method="temperature", scope="own", fallback="prior"),
-        "temperature+prior-if-worse": SpanCalibrationSettings(
-            method="temperature", scope="own", fallback="prior-if-worse"
-        ),
     },
 }
 REFERENCE = "temperature"  # today's default calibration, what every other one is also paired against

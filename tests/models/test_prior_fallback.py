@@ -19,14 +19,7 @@ from models.encoder import ChunkedEncoder
 from models.ensemble import ensemble
 from models.mvmd import MVMD
 from models.mvml import MVML
-from models.prior_fallback import (
-    fit_post_fallback,
-    fit_span_fallback,
-    mixed,
-    mixture_log_loss,
-    mixture_weight,
-    weight_if_worse,
-)
+from models.prior_fallback import fit_post_fallback, fit_span_fallback, mixed, mixture_weight
 from models.weights_file import load_weights
 
 LABELS = ["Doubt", "Slogan"]
@@ -89,47 +82,6 @@ def test_the_mixture_weight_is_one_for_perfect_probabilities_zero_for_noise_and_
     truth = 0.25 + q / 2
     between = mixture_weight(0.5 + 2 * (truth - 0.5), truth, torch.ones(500, 3), torch.tensor(0.5))
     assert between.tolist() == pytest.approx([0.5] * 3, abs=0.03)
-
-
-def test_prior_if_worse_keeps_a_head_that_beats_its_prior_untouched_and_mixes_one_that_loses():
-    """Two columns of held-out probabilities: an over-confident one that still beats the prior (``prior`` fits a
-    weight of 2/3 for it, ``prior-if-worse`` keeps 1: its calibration untouched) and one of noise, worse than the
-    prior (both rules fit the same weight, 0: the prior)."""
-    generator = torch.Generator().manual_seed(2)
-    truth = 0.2 + 0.6 * torch.rand(2000, generator=generator)
-    over_confident = (0.5 + 1.5 * (truth - 0.5)).clamp(0.02, 0.98)
-    noise = torch.rand(2000, generator=generator).clamp(0.05, 0.95)
-    q, targets = torch.stack([over_confident, noise], 1), torch.stack([truth, torch.full((2000,), 0.5)], 1)
-    weight, prior = torch.ones(2000, 2), torch.tensor([0.5, 0.5])
-    alone, prior_only = (mixture_log_loss(q, targets, weight, prior, torch.full((2,), w)) for w in (1.0, 0.0))
-    assert float(alone[0]) < float(prior_only[0]) and float(alone[1]) > float(prior_only[1])
-    fitted = mixture_weight(q, targets, weight, prior)
-    assert fitted.tolist() == pytest.approx([2 / 3, 0.0], abs=0.02)
-    assert weight_if_worse(q, targets, weight, prior).tolist() == [1.0, 0.0]
-
-
-@pytest.mark.parametrize("fallback", ["prior", "prior-if-worse"])
-def test_either_rule_never_loses_to_the_prior_on_the_held_out_dev_parts(fallback):
-    logits, gold = post_dev(600, views=2, seed=4)
-    settings = PostCalibrationSettings(method="temperature", fallback=fallback)
-    weight, _, info = fit_post_fallback(logits, gold, None, settings, torch.tensor([[0.5, RANDOM_SHARE]] * 2))
-    losses = info["cross_fitted_log_loss"]
-    assert losses["mixed"] <= losses["prior"] + 1e-9
-    assert bool((weight[:, 1] < 0.2).all())  # the random label leans to its prior under both rules
-    if fallback == "prior-if-worse":  # the learned label beats its prior on dev: its calibration is kept whole
-        assert weight[:, 0].tolist() == [1.0, 1.0]
-
-
-def test_a_span_decoder_that_beats_its_prior_keeps_its_tempered_marginals_under_prior_if_worse():
-    crf = random_crf(2)
-    outputs, share = span_dev(crf)
-    prior = torch.tensor([[share, RANDOM_SHARE]])
-    settings = SpanCalibrationSettings(
-        method="temperature", min_evidence=0, fallback="prior-if-worse", fallback_folds=4
-    )
-    weight, _, info = fit_span_fallback(crf, outputs, 1, 2, settings, prior)
-    assert float(weight[0]) == 1.0 and float(weight[1]) < 0.1
-    assert info["cross_fitted_log_loss"]["mixed"] <= info["cross_fitted_log_loss"]["prior"] + 1e-9
 
 
 def span_dev(crf, posts=60, words=12, views=40, seed=5) -> tuple[list[dict], float]:
