@@ -69,8 +69,10 @@ def control_table(scores: dict, label: str) -> dict:
         }
         for name, entry in scores.items()
     }
+    from faina.benchmarks.calibration_scores import REFERENCE
+
     paired = {name: entry["paired"] for name, entry in scores.items()}
-    real = [each for each in table if each != label]
+    real, today = [each for each in table if each != label], f"vs_{REFERENCE}"
     return {
         "per_label": table,
         "permuted": label,
@@ -78,9 +80,7 @@ def control_table(scores: dict, label: str) -> dict:
         "within": {name: abs(gap) <= TOLERANCE for name, gap in gaps.items()},
         "gap_to_prior_se": {name: paired[name]["vs_prior"][label]["se"] for name in gaps},
         "real_labels_worse_than_temperature": {
-            name: {
-                each: pairs["vs_temperature"][each] for each in real if pairs["vs_temperature"][each]["difference"] > 0
-            }
+            name: {each: pairs[today][each] for each in real if pairs[today][each]["difference"] > 0}
             for name, pairs in paired.items()
         },
         "paired": paired,
@@ -91,6 +91,8 @@ def control_table(scores: dict, label: str) -> dict:
 def markdown(table: dict) -> str:
     """The test cross-entropy per label and calibration, then each one's difference to ``temperature`` (the
     permuted label: to the prior) with its paired standard error."""
+    from faina.benchmarks.calibration_scores import REFERENCE
+
     names = [name for name in next(iter(table["per_label"].values())) if name != "prior"]
     lines = ["| label | prior | " + " | ".join(names) + " |", "|---" * (len(names) + 2) + "|"]
     for label, row in table["per_label"].items():
@@ -98,9 +100,9 @@ def markdown(table: dict) -> str:
         lines.append(f"| {label}{mark} | {row['prior']:.4f} | " + " | ".join(f"{row[n]:.4f}" for n in names) + " |")
     lines += ["", "| difference ± paired SE | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for label in table["per_label"]:
-        against = "vs_prior" if label == table["permuted"] else "vs_temperature"
+        against = "vs_prior" if label == table["permuted"] else f"vs_{REFERENCE}"
         cells = [table["paired"][name][against][label] for name in names]
-        title = f"{label} (permuted) − prior" if against == "vs_prior" else f"{label} − temperature"
+        title = f"{label} (permuted) − prior" if against == "vs_prior" else f"{label} − {REFERENCE}"
         lines.append(f"| {title} | " + " | ".join(_difference(cell) for cell in cells) + " |")
     return "\n".join(lines)
 
