@@ -99,6 +99,11 @@ def gold_soft_labels(corpus: SpanCorpus | PostCorpus, labels: Sequence[str]) -> 
     return soft_labels(votes(corpus, labels), annotated_items(corpus))
 
 
+def label_prior(corpus: SpanCorpus | PostCorpus, labels: Sequence[str]) -> np.ndarray:
+    """``[C]``: each label's mean share over the corpus's items, what the scores call the prior."""
+    return prior(gold_soft_labels(corpus, labels))
+
+
 def item_posts(corpus: SpanCorpus | PostCorpus) -> np.ndarray:
     """``[items]``: the post of each item, in the order of ``votes`` (a post at post level, each token's post at span
     level): the groups whose items are not independent (``metrics.soft_labels.paired_difference``)."""
@@ -120,7 +125,7 @@ def item_losses(
     check_probabilities_match(probabilities, gold, labels)
     gold_soft = gold_soft_labels(gold, labels)
     predicted = predicted_soft_labels(in_label_order(probabilities, labels))
-    reference = np.broadcast_to(prior(gold_soft_labels(prior_corpus, labels)), gold_soft.shape)
+    reference = np.broadcast_to(label_prior(prior_corpus, labels), gold_soft.shape)
     return {"model": item_cross_entropy(predicted, gold_soft), "prior": item_cross_entropy(reference, gold_soft)}
 
 
@@ -220,7 +225,7 @@ def soft_scores(
     probabilities = in_label_order(probabilities, labels)
     # the share is over the views that annotated each item; items no view annotated are NaN, left out
     gold_soft = gold_soft_labels(gold, labels)
-    reference = prior(gold_soft_labels(prior_corpus if prior_corpus is not None else gold, labels))
+    reference = label_prior(prior_corpus if prior_corpus is not None else gold, labels)
     result = {
         "level": probabilities.level,
         "items": int(gold_soft.shape[0]),
