@@ -69,6 +69,11 @@ def test_paired_difference_counts_a_group_of_items_once_and_leaves_out_nan_items
     ungrouped = paired_difference(first, np.full((5, 1), 0.3))[1]
     assert ungrouped[0] < grouped_error[0]  # tokens taken as independent would claim more certainty
     assert np.isnan(paired_difference(np.array([[0.4]]), np.array([[0.3]]))[1][0])  # one item: no error to give
+    # groups of unequal size, by hand: one token of difference 0.5, three of 0.1; D = (0.5, 0.3), n = (1, 3),
+    # mean 0.8 / 4 = 0.2, residuals D - mean · n = (0.3, -0.3), se = sqrt(2 / 1 · 0.18) / 4 = 0.15
+    unequal = np.array([[0.8], [0.4], [0.4], [0.4]])
+    mean, error = paired_difference(unequal, np.full((4, 1), 0.3), groups=["a", "b", "b", "b"])
+    assert mean[0] == pytest.approx(0.2) and error[0] == pytest.approx(0.15)
 
 
 def test_entropy_is_the_cross_entropy_floor():
