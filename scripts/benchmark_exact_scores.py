@@ -15,11 +15,11 @@ and its load.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from pathlib import Path
 
+from common.cli import command_parser
 from common.errors import exit_on_user_error
 from faina.formats.conll import read_conll
 from faina.formats.labels import DEFAULT_LABELS_FILE, LabelInventory
@@ -45,11 +45,13 @@ def tags_read(preds, golds, labels, num_views: int) -> int:
 
 @exit_on_user_error(show_logs=False)
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = command_parser("scripts.benchmark_exact_scores", __doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=default_sample_dir() / "sample.conll")
     parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS_FILE)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds must be 1 or more (got {args.rounds}): each time is a median over the rounds")
     inventory = LabelInventory.load(args.labels)
     corpus = read_conll(args.corpus, inventory)
     labels = inventory.labels_of("fine")  # the span-f task's labels, as its folds score them

@@ -57,3 +57,10 @@ def test_a_missing_corpus_is_one_message_naming_it(tmp_path, capsys):
     error = capsys.readouterr().err
     assert exited.value.code == 2 and error.startswith("error: ") and str(missing) in error
     assert "Traceback" not in error
+
+
+def test_no_rounds_is_one_usage_message(capsys):
+    with pytest.raises(SystemExit) as exited:
+        benchmark_script().main(["--rounds", "0"])
+    error = capsys.readouterr().err
+    assert exited.value.code == 2 and "--rounds must be 1 or more (got 0)" in error and "Traceback" not in error
