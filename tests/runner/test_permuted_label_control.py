@@ -44,7 +44,7 @@ def test_the_control_trains_once_and_scores_every_calibration_against_the_prior(
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     table = json.loads((out / "control.json").read_text())
-    assert table["permuted"] == "Slogan" and table["length"] == "1 epoch"
+    assert table["permuted"] == "Slogan" and table["length"] == "1 epoch" and table["reference"] == "temperature"
     assert set(table["gap_to_prior"]) == set(CALIBRATIONS["post"])
     row = table["per_label"]["Slogan"]
     assert table["gap_to_prior"]["platt+prior"] == pytest.approx(row["platt+prior"] - row["prior"])
