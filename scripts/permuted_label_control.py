@@ -89,8 +89,8 @@ def control_table(scores: dict, label: str, reference: str) -> dict:
 
 
 def markdown(table: dict) -> str:
-    """The test cross-entropy per label and calibration, then each one's difference to ``temperature`` (the
-    permuted label: to the prior) with its paired standard error."""
+    """The test cross-entropy per label and calibration, then each one's difference to the table's reference
+    calibration (the permuted label: to the prior) with its paired standard error."""
     reference = table["reference"]
     names = [name for name in next(iter(table["per_label"].values())) if name != "prior"]
     lines = ["| label | prior | " + " | ".join(names) + " |", "|---" * (len(names) + 2) + "|"]
