@@ -12,16 +12,12 @@ difference of the means exceeds the larger of the two rows' seed std, else ``wit
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
+
+from faina.benchmarks.seed_spread import mean_std, spread_verdict
 
 MEASURES = ("cross_entropy", "manhattan", "ece")
 NAMES = {"cross_entropy": "CE", "manhattan": "Manhattan", "ece": "ECE"}
-
-
-def _mean_std(values: Sequence[float]) -> tuple[float, float]:
-    values = list(values)
-    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
 def calibration_rows(runs: Sequence[dict]) -> list[dict]:
@@ -37,10 +33,10 @@ def calibration_rows(runs: Sequence[dict]) -> list[dict]:
         labels = list(entries[0]["per_label"])
         row: dict = {"task": task, "recipe": recipe, "length": length, "calibration": name, "seeds": len(entries)}
         for who in ("model", "prior", "oracle"):
-            row[who] = {m: _mean_std([e[who][m] for e in entries]) for m in MEASURES}
+            row[who] = {m: mean_std([e[who][m] for e in entries]) for m in MEASURES}
         row["per_label"] = {
             label: {
-                who: {m: _mean_std([e["per_label"][label][who][m] for e in entries]) for m in MEASURES}
+                who: {m: mean_std([e["per_label"][label][who][m] for e in entries]) for m in MEASURES}
                 for who in ("model", "prior", "oracle")
             }
             for label in labels
@@ -70,12 +66,11 @@ def mark_against_uncalibrated(rows: list[dict]) -> list[dict]:
         if not seeds:
             continue
         deltas = [after[s]["cross_entropy"] - before[s]["cross_entropy"] for s in seeds]
-        row["paired Δ CE"] = _mean_std(deltas)
+        row["paired Δ CE"] = mean_std(deltas)
         row["CE wins"] = f"{sum(d < 0 for d in deltas)}/{len(deltas)}"
         row["ECE lower"] = f"{sum(after[s]['ece'] < before[s]['ece'] for s in seeds)}/{len(seeds)}"
         (mean, std), (base_mean, base_std) = row["model"]["cross_entropy"], reference["model"]["cross_entropy"]
-        spread, difference = max(std, base_std), mean - base_mean
-        row["verdict"] = "gain" if -difference > spread else "loss" if difference > spread else "within spread"
+        row["verdict"] = spread_verdict(base_mean - mean, max(std, base_std), max(row["seeds"], reference["seeds"]))
     return rows
 
 

@@ -16,17 +16,12 @@ from __future__ import annotations
 
 import os
 import platform
-import statistics
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from faina.benchmarks.quality_runs import TASKS, Length
 from faina.benchmarks.quality_scores import BASELINE
-
-
-def _mean_std(values: Sequence[float]) -> tuple[float, float]:
-    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
-
+from faina.benchmarks.seed_spread import mean_std, spread_verdict
 
 FIGURES = (
     ("strict F1", ("strict", "f1")),
@@ -88,26 +83,26 @@ def summarise(runs: list[dict], ensembles: list[dict], defaults: Mapping[str, Le
         for label, (mode, key) in FIGURES:
             values = [e[mode][key] for e in entries if mode in e]
             if values:
-                row[label] = _mean_std(values)
+                row[label] = mean_std(values)
         soft = [e["soft_labels"]["model"] for e in entries if "soft_labels" in e]
         if soft:
-            row["cross-entropy"] = _mean_std([s["cross_entropy"] for s in soft])
-            row["manhattan"] = _mean_std([s["manhattan"] for s in soft])
+            row["cross-entropy"] = mean_std([s["cross_entropy"] for s in soft])
+            row["manhattan"] = mean_std([s["manhattan"] for s in soft])
         times = [e["_time"] for e in entries if e["_time"] is not None]
         if times:
-            row["train minutes"] = _mean_std([t / 60 for t in times])
+            row["train minutes"] = mean_std([t / 60 for t in times])
         epochs = [e["_epochs"] for e in entries if e["_epochs"] is not None]
         if epochs and length.patience:
-            row["epochs trained"] = _mean_std([float(n) for n in epochs])
+            row["epochs trained"] = mean_std([float(n) for n in epochs])
         paired = [e["_paired"] for e in entries if e["_paired"] is not None]
         if paired:
             # a rule against the fixed rule of the *same* trained model, a recipe against the default recipe's
             # model of the same seed: the seeds' own noise (split, initialisation) cancels
-            row["paired Δ"] = _mean_std(paired)
+            row["paired Δ"] = mean_std(paired)
             row["wins"] = f"{sum(d > 0 for d in paired)}/{len(paired)}"
         paired_default = [e["_paired_default"] for e in entries if e["_paired_default"] is not None]
         if paired_default:
-            row["paired Δ at default length"] = _mean_std(paired_default)
+            row["paired Δ at default length"] = mean_std(paired_default)
             row["wins at default length"] = f"{sum(d > 0 for d in paired_default)}/{len(paired_default)}"
         confirmed = [e["rule"].get("confirmed") for e in entries if "confirmed" in e.get("rule", {})]
         if confirmed:
@@ -133,9 +128,8 @@ def summarise(runs: list[dict], ensembles: list[dict], defaults: Mapping[str, Le
 def _judge(row: dict, reference: dict) -> tuple[float, str]:
     """The difference of ``row``'s strict F1 to ``reference``'s, and whether it is beyond the larger seed std."""
     (mean, std), (base_mean, base_std) = row["strict F1"], reference["strict F1"]
-    spread = max(std, base_std)
     difference = mean - base_mean
-    return difference, "gain" if difference > spread else "loss" if difference < -spread else "within spread"
+    return difference, spread_verdict(difference, max(std, base_std), max(row["seeds"], reference["seeds"]))
 
 
 def mark_gains(rows: list[dict], defaults: Mapping[str, Length]) -> list[dict]:

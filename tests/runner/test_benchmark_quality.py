@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from common.errors import UserError
-from faina.benchmarks import quality_report, quality_runs, quality_scores
+from faina.benchmarks import quality_report, quality_runs, quality_scores, seed_spread
 from faina.benchmarks.quality_runs import Length
 from helpers.configs import compose_train
 from tiers import fixture_tier
@@ -168,15 +168,21 @@ def test_a_corpus_without_its_files_is_one_clear_error(tmp_path, tiny_encoder):
     assert done.returncode == 2 and "train-dev.conll" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_one_seed_is_refused_before_anything_trains(tmp_path, corpus):
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--corpus", str(corpus), "--out", str(tmp_path / "out"), "--seeds", "1"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 2 and "two or more seeds" in done.stderr and "Traceback" not in done.stderr
-    assert not (tmp_path / "out").exists()
+def test_one_seed_is_reported_without_a_verdict(finished, corpus, tiny_encoder, tmp_path):
+    """One model a session: ``--seeds 1`` reuses the finished seed, and no row of either report calls a difference
+    a gain or a loss without a spread to judge it by."""
+    out = tmp_path / "out"
+    shutil.copytree(finished[0], out)
+    done = run(corpus, out, tiny_encoder, "--seeds", "1", "--report-only")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "training" not in done.stderr and "Traceback" not in done.stderr
+    rows = json.loads((out / "report.json").read_text())["rows"]
+    assert {row["seeds"] for row in rows} == {1} and not any("ensemble" in row["recipe"] for row in rows)
+    judged = [row for row in rows if "verdict" in row]
+    assert judged and {row["verdict"] for row in judged} == {seed_spread.ONE_SEED}
+    [saved] = list(out.glob("calibration-report-span-f-e1-o*.json"))
+    calibrated = [row for row in json.loads(saved.read_text())["rows"] if "verdict" in row]
+    assert calibrated and {row["verdict"] for row in calibrated} == {seed_spread.ONE_SEED}
 
 
 @pytest.mark.parametrize("task", ["span-f", "post-f"])
@@ -241,10 +247,31 @@ def test_a_length_of_no_epochs_or_a_negative_patience_is_one_clear_error(epochs,
 def test_gain_needs_more_than_the_seeds_spread():
     at = Length(20)
     rows = [
-        {"task": "span-f", "recipe": "views", "rule": "crf", "strict F1": (0.40, 0.02), "_length": at},
-        {"task": "span-f", "recipe": "views", "rule": "a", "strict F1": (0.43, 0.01), "_length": at},  # +3 > 2: gain
-        {"task": "span-f", "recipe": "views", "rule": "b", "strict F1": (0.41, 0.03), "_length": at},  # +1 < 3: within
-        {"task": "span-f", "recipe": "views", "rule": "c", "strict F1": (0.35, 0.01), "_length": at},  # -5: loss
+        {"task": "span-f", "seeds": 3, "recipe": "views", "rule": "crf", "strict F1": (0.40, 0.02), "_length": at},
+        {
+            "task": "span-f",
+            "seeds": 3,
+            "recipe": "views",
+            "rule": "a",
+            "strict F1": (0.43, 0.01),
+            "_length": at,
+        },  # +3 > 2: gain
+        {
+            "task": "span-f",
+            "seeds": 3,
+            "recipe": "views",
+            "rule": "b",
+            "strict F1": (0.41, 0.03),
+            "_length": at,
+        },  # +1 < 3: within
+        {
+            "task": "span-f",
+            "seeds": 3,
+            "recipe": "views",
+            "rule": "c",
+            "strict F1": (0.35, 0.01),
+            "_length": at,
+        },  # -5: loss
     ]
     verdicts = [row.get("verdict") for row in quality_report.mark_gains(rows, {"span-f": at})]
     assert verdicts == [None, "gain", "within spread", "loss"]
@@ -256,10 +283,24 @@ def test_a_row_is_judged_at_its_own_length_and_against_the_default_length_it_wou
     verdicts are in its row; a row at the default length has only the first."""
     short, full = Length(6), Length(20)
     rows = [
-        {"task": "span-f", "recipe": "views", "rule": "crf", "strict F1": (0.33, 0.01), "_length": short},
-        {"task": "span-f", "recipe": "views", "rule": "own-min30", "strict F1": (0.38, 0.01), "_length": short},
-        {"task": "span-f", "recipe": "views", "rule": "crf", "strict F1": (0.42, 0.01), "_length": full},
-        {"task": "span-f", "recipe": "views", "rule": "own-min30", "strict F1": (0.43, 0.02), "_length": full},
+        {"task": "span-f", "seeds": 3, "recipe": "views", "rule": "crf", "strict F1": (0.33, 0.01), "_length": short},
+        {
+            "task": "span-f",
+            "seeds": 3,
+            "recipe": "views",
+            "rule": "own-min30",
+            "strict F1": (0.38, 0.01),
+            "_length": short,
+        },
+        {"task": "span-f", "seeds": 3, "recipe": "views", "rule": "crf", "strict F1": (0.42, 0.01), "_length": full},
+        {
+            "task": "span-f",
+            "seeds": 3,
+            "recipe": "views",
+            "rule": "own-min30",
+            "strict F1": (0.43, 0.02),
+            "_length": full,
+        },
     ]
     short_crf, short_tuned, full_crf, full_tuned = quality_report.mark_gains(rows, {"span-f": full})
     assert short_tuned["verdict"] == "gain" and short_tuned["vs default"] == pytest.approx(0.05)
@@ -282,6 +323,16 @@ def _scored_run(recipe: str, length: Length, seed: int, crf: float, tuned: float
         "length": length,
         "epochs_trained": epochs or length.epochs,
     }
+
+
+def test_a_difference_between_single_seeds_gets_no_verdict_until_a_second_seed():
+    full = Length(20)
+    one = [_scored_run("views", full, 1, 0.40, 0.45)]
+    tuned = {r["rule"]: r for r in quality_report.summarise(one, [], {"span-f": full})}["own-min30"]
+    assert tuned["verdict"] == seed_spread.ONE_SEED and tuned["vs default"] == pytest.approx(0.05)
+    two = [*one, _scored_run("views", full, 2, 0.40, 0.45)]
+    tuned = {r["rule"]: r for r in quality_report.summarise(two, [], {"span-f": full})}["own-min30"]
+    assert tuned["verdict"] == "gain"  # the same difference, now over a spread (of 0) measured on two seeds
 
 
 def test_rows_carry_their_length_and_are_paired_with_the_same_seed_at_the_default_length():
