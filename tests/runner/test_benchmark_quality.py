@@ -244,34 +244,18 @@ def test_a_length_of_no_epochs_or_a_negative_patience_is_one_clear_error(epochs,
         quality_runs.lengths_of("span-f", epochs, patiences)
 
 
+def _report_row(rule: str, f1: tuple[float, float], length: Length) -> dict:
+    """A summarised span-f ``views`` row over three seeds, as ``quality_report.summarise`` writes one."""
+    return {"task": "span-f", "seeds": 3, "recipe": "views", "rule": rule, "strict F1": f1, "_length": length}
+
+
 def test_gain_needs_more_than_the_seeds_spread():
     at = Length(20)
     rows = [
-        {"task": "span-f", "seeds": 3, "recipe": "views", "rule": "crf", "strict F1": (0.40, 0.02), "_length": at},
-        {
-            "task": "span-f",
-            "seeds": 3,
-            "recipe": "views",
-            "rule": "a",
-            "strict F1": (0.43, 0.01),
-            "_length": at,
-        },  # +3 > 2: gain
-        {
-            "task": "span-f",
-            "seeds": 3,
-            "recipe": "views",
-            "rule": "b",
-            "strict F1": (0.41, 0.03),
-            "_length": at,
-        },  # +1 < 3: within
-        {
-            "task": "span-f",
-            "seeds": 3,
-            "recipe": "views",
-            "rule": "c",
-            "strict F1": (0.35, 0.01),
-            "_length": at,
-        },  # -5: loss
+        _report_row("crf", (0.40, 0.02), at),
+        _report_row("a", (0.43, 0.01), at),  # +3 > 2: gain
+        _report_row("b", (0.41, 0.03), at),  # +1 < 3: within
+        _report_row("c", (0.35, 0.01), at),  # -5: loss
     ]
     verdicts = [row.get("verdict") for row in quality_report.mark_gains(rows, {"span-f": at})]
     assert verdicts == [None, "gain", "within spread", "loss"]
@@ -283,24 +267,10 @@ def test_a_row_is_judged_at_its_own_length_and_against_the_default_length_it_wou
     verdicts are in its row; a row at the default length has only the first."""
     short, full = Length(6), Length(20)
     rows = [
-        {"task": "span-f", "seeds": 3, "recipe": "views", "rule": "crf", "strict F1": (0.33, 0.01), "_length": short},
-        {
-            "task": "span-f",
-            "seeds": 3,
-            "recipe": "views",
-            "rule": "own-min30",
-            "strict F1": (0.38, 0.01),
-            "_length": short,
-        },
-        {"task": "span-f", "seeds": 3, "recipe": "views", "rule": "crf", "strict F1": (0.42, 0.01), "_length": full},
-        {
-            "task": "span-f",
-            "seeds": 3,
-            "recipe": "views",
-            "rule": "own-min30",
-            "strict F1": (0.43, 0.02),
-            "_length": full,
-        },
+        _report_row("crf", (0.33, 0.01), short),
+        _report_row("own-min30", (0.38, 0.01), short),
+        _report_row("crf", (0.42, 0.01), full),
+        _report_row("own-min30", (0.43, 0.02), full),
     ]
     short_crf, short_tuned, full_crf, full_tuned = quality_report.mark_gains(rows, {"span-f": full})
     assert short_tuned["verdict"] == "gain" and short_tuned["vs default"] == pytest.approx(0.05)
