@@ -5,8 +5,9 @@ A row's figures are mean ± std over seeds of the test probability scores (``cal
 Manhattan distance and ECE averaged over labels, the same per label, and the prior and oracle of the same test
 posts. ``below prior`` counts the (label, seed) pairs whose cross-entropy is below the prior's: the goal is all of
 them. A calibration's ``paired Δ`` is its cross-entropy minus the uncalibrated model's, seed by seed (the same
-trained model); its verdict follows the benchmark's rule (``quality_report``): a ``gain`` or ``loss`` only when the
-difference of the means exceeds the larger of the two rows' seed std, else ``within spread``. Written as
+trained model); its verdict follows the benchmarks' rule (``seed_spread``): a ``gain`` or ``loss`` only when the
+difference of the means exceeds the larger of the two rows' seed std, else ``within spread``, and none while both
+rows have one seed. Written as
 ``calibration-report-<tasks>-<lengths>.json`` / ``.md`` (docs/soft-labels.md has the measured table).
 """
 

@@ -2,7 +2,8 @@
 against the spread.
 
 A row's figures are mean ± std over seeds; a difference to the task's default recipe (``views`` with the fixed
-rule) is a ``gain`` or ``loss`` only when it exceeds the larger of the two rows' seed std. Every row is judged
+rule) is a ``gain`` or ``loss`` only when it exceeds the larger of the two rows' seed std (``seed_spread``; no
+verdict while both rows have one seed). Every row is judged
 like with like, against the default recipe trained at the row's own length (``verdict``), and a row at another
 length than the task's default also against the default recipe at the default length (``verdict at default
 length``): a recipe that changes the length is judged against what it would replace. A decision rule also gets its
