@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from faina.benchmarks.calibration_scores import CALIBRATIONS
+from faina.benchmarks.seed_spread import ONE_SEED
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "permuted_label_control.py"
@@ -43,8 +44,10 @@ def test_the_control_trains_once_and_scores_every_calibration_against_the_prior(
         command += ["--override", override]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
-    table = json.loads((out / "control.json").read_text())
-    assert table["permuted"] == "Slogan" and table["length"] == "1 epoch" and table["reference"] == "temperature"
+    control = json.loads((out / "control.json").read_text())
+    assert control["permuted"] == "Slogan" and control["length"] == "1 epoch" and control["reference"] == "temperature"
+    assert control["seeds"] == [1] and set(control["runs"]) == {"1"}  # the default: one seed
+    table = control["runs"]["1"]
     assert set(table["gap_to_prior"]) == set(CALIBRATIONS["post"])
     row = table["per_label"]["Slogan"]
     assert table["gap_to_prior"]["platt+prior"] == pytest.approx(row["platt+prior"] - row["prior"])
@@ -69,6 +72,33 @@ def test_the_control_trains_once_and_scores_every_calibration_against_the_prior(
     [run] = [path for path in (out / "runs").iterdir() if path.is_dir()]
     fitted = json.loads((run / "fold0" / "metrics.json").read_text())["calibrated_on_dev"]
     assert fitted["fallback"] == "prior" and set(fitted["prior_weight"]) == {"a1", "a2"}
+    # one seed: the table over seeds repeats its figures and judges nothing
+    summary = control["across_seeds"]["temperature+prior"]
+    assert summary["permuted"]["gaps"] == [table["gap_to_prior"]["temperature+prior"]]
+    assert {row["verdict"] for row in summary["real"].values()} == {ONE_SEED}
+    assert f"{ONE_SEED})" in done.stdout
+
+
+@pytest.mark.e2e
+def test_a_second_seed_reuses_the_first_run_and_adds_a_verdict_over_both(corpus, tiny_encoder, tmp_path):
+    out = tmp_path / "out"
+    base = [sys.executable, str(SCRIPT), "--label", "Slogan", "--corpus", str(corpus), "--out", str(out)]
+    base += ["--task", "post-f", "--epochs", "1"]
+    for override in (f"encoder.name_or_path={tiny_encoder}", "debug=fast", "model.module.calibration.fallback=prior"):
+        base += ["--override", override]
+    first = subprocess.run([*base, "--seed", "1"], cwd=REPO, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr[-3000:]
+    seed_one = json.loads((out / "control.json").read_text())["runs"]["1"]
+    both = subprocess.run([*base, "--seeds", "1", "2"], cwd=REPO, capture_output=True, text=True)
+    assert both.returncode == 0, both.stderr[-3000:]
+    assert "training post-f-views-e1" in both.stdout and both.stdout.count("training ") == 1  # seed 1 was reused
+    control = json.loads((out / "control.json").read_text())
+    assert control["seeds"] == [1, 2] and control["runs"]["1"] == seed_one
+    summary = control["across_seeds"]["temperature+prior"]
+    gaps = [control["runs"][seed]["gap_to_prior"]["temperature+prior"] for seed in ("1", "2")]
+    assert summary["permuted"]["gaps"] == gaps
+    assert all(row["verdict"] in {"gain", "loss", "within spread"} for row in summary["real"].values())
+    assert "Over seeds 1, 2" in both.stdout
 
 
 @pytest.mark.e2e
@@ -81,8 +111,9 @@ def test_the_joint_recipe_scores_the_task_entry_of_one_multi_task_run(corpus, ti
         command += ["--override", override]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
-    table = json.loads((out / "control.json").read_text())
-    assert table["recipe"] == "joint" and set(table["gap_to_prior"]) == set(CALIBRATIONS["span"])
+    control = json.loads((out / "control.json").read_text())
+    table = control["runs"]["1"]
+    assert control["recipe"] == "joint" and set(table["gap_to_prior"]) == set(CALIBRATIONS["span"])
     # at span level the items are tokens, paired with the prior's token by token, posts as the independent units
     row, pairs = table["per_label"]["Slogan"], table["paired"]["temperature+prior"]["vs_prior"]["Slogan"]
     assert pairs["difference"] == pytest.approx(row["temperature+prior"] - row["prior"], abs=2e-6)
