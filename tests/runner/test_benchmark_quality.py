@@ -305,6 +305,38 @@ def test_a_difference_between_single_seeds_gets_no_verdict_until_a_second_seed()
     assert tuned["verdict"] == "gain"  # the same difference, now over a spread (of 0) measured on two seeds
 
 
+def _calibrated_run(seed: int, uncalibrated: float, temperature: float) -> dict:
+    """One run's ``benchmark-calibration.json`` content, reduced to what the calibration report reads."""
+
+    def scores(cross_entropy: float) -> dict:
+        measures = {"cross_entropy": cross_entropy, "manhattan": 0.1, "ece": cross_entropy / 10}
+        prior = {"cross_entropy": 0.3, "manhattan": 0.2, "ece": 0.0}
+        return {
+            "model": measures,
+            "prior": prior,
+            "oracle": prior,
+            "per_label": {"Threat": {"model": measures, "prior": prior, "oracle": prior}},
+        }
+
+    return {
+        "task": "post-f",
+        "recipe": "views",
+        "seed": seed,
+        "length": "10 epochs",
+        "scores": {"uncalibrated": scores(uncalibrated), "temperature": scores(temperature)},
+    }
+
+
+def test_the_calibration_report_gives_one_seed_no_verdict_and_two_seeds_one():
+    from faina.benchmarks.calibration_report import calibration_rows
+
+    one = [_calibrated_run(1, 0.40, 0.25)]
+    [_, tempered] = calibration_rows(one)
+    assert tempered["verdict"] == seed_spread.ONE_SEED and tempered["paired Δ CE"] == pytest.approx((-0.15, 0.0))
+    [_, tempered] = calibration_rows([*one, _calibrated_run(2, 0.42, 0.26)])
+    assert tempered["verdict"] == "gain" and tempered["CE wins"] == "2/2"
+
+
 def test_rows_carry_their_length_and_are_paired_with_the_same_seed_at_the_default_length():
     full, stopped = Length(20), Length(20, 5)
     runs = [
