@@ -35,13 +35,23 @@ def corpus(tmp_path) -> Path:
     return folder
 
 
+def _control_command(corpus: Path, out: Path, task: str, overrides: list[str], *extra: str) -> list[str]:
+    """The script on the cut corpus, Slogan permuted, one epoch, with the given train.py overrides."""
+    command = [sys.executable, str(SCRIPT), "--label", "Slogan", "--corpus", str(corpus), "--out", str(out)]
+    command += ["--task", task, "--epochs", "1", *extra]
+    for override in overrides:
+        command += ["--override", override]
+    return command
+
+
+def _post_overrides(tiny_encoder) -> list[str]:
+    return [f"encoder.name_or_path={tiny_encoder}", "debug=fast", "model.module.calibration.fallback=prior"]
+
+
 @pytest.mark.e2e
 def test_the_control_trains_once_and_scores_every_calibration_against_the_prior(corpus, tiny_encoder, tmp_path):
     out = tmp_path / "out"
-    command = [sys.executable, str(SCRIPT), "--label", "Slogan", "--corpus", str(corpus), "--out", str(out)]
-    command += ["--task", "post-f", "--epochs", "1"]
-    for override in (f"encoder.name_or_path={tiny_encoder}", "debug=fast", "model.module.calibration.fallback=prior"):
-        command += ["--override", override]
+    command = _control_command(corpus, out, "post-f", _post_overrides(tiny_encoder))
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     control = json.loads((out / "control.json").read_text())
@@ -82,14 +92,18 @@ def test_the_control_trains_once_and_scores_every_calibration_against_the_prior(
 @pytest.mark.e2e
 def test_a_second_seed_reuses_the_first_run_and_adds_a_verdict_over_both(corpus, tiny_encoder, tmp_path):
     out = tmp_path / "out"
-    base = [sys.executable, str(SCRIPT), "--label", "Slogan", "--corpus", str(corpus), "--out", str(out)]
-    base += ["--task", "post-f", "--epochs", "1"]
-    for override in (f"encoder.name_or_path={tiny_encoder}", "debug=fast", "model.module.calibration.fallback=prior"):
-        base += ["--override", override]
-    first = subprocess.run([*base, "--seed", "1"], cwd=REPO, capture_output=True, text=True)
+    overrides = _post_overrides(tiny_encoder)
+    first = subprocess.run(
+        _control_command(corpus, out, "post-f", overrides, "--seed", "1"), cwd=REPO, capture_output=True, text=True
+    )
     assert first.returncode == 0, first.stderr[-3000:]
     seed_one = json.loads((out / "control.json").read_text())["runs"]["1"]
-    both = subprocess.run([*base, "--seeds", "1", "2"], cwd=REPO, capture_output=True, text=True)
+    both = subprocess.run(
+        _control_command(corpus, out, "post-f", overrides, "--seeds", "1", "2"),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert both.returncode == 0, both.stderr[-3000:]
     assert "training post-f-views-e1" in both.stdout and both.stdout.count("training ") == 1  # seed 1 was reused
     control = json.loads((out / "control.json").read_text())
@@ -104,11 +118,9 @@ def test_a_second_seed_reuses_the_first_run_and_adds_a_verdict_over_both(corpus,
 @pytest.mark.e2e
 def test_the_joint_recipe_scores_the_task_entry_of_one_multi_task_run(corpus, tiny_encoder, tmp_path):
     out = tmp_path / "out"
-    command = [sys.executable, str(SCRIPT), "--label", "Slogan", "--corpus", str(corpus), "--out", str(out)]
-    command += ["--task", "span-f", "--recipe", "joint", "--epochs", "1"]
     fallback = [f"task.entries.{entry}.model.module.calibration.fallback=prior" for entry in ("span_f", "post_f")]
-    for override in (f"encoder.name_or_path={tiny_encoder}", "debug=fast", *fallback):
-        command += ["--override", override]
+    overrides = [f"encoder.name_or_path={tiny_encoder}", "debug=fast", *fallback]
+    command = _control_command(corpus, out, "span-f", overrides, "--recipe", "joint")
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     control = json.loads((out / "control.json").read_text())
