@@ -54,7 +54,7 @@ def build_parser():
         type=int,
         nargs="+",
         default=[1],
-        help="one model per seed, trained one after the other; with several, a table over seeds too",
+        help="one model per seed, trained one after the other, then a table over the seeds (one seed: no verdict)",
     )
     parser.add_argument("--epochs", type=int, default=None, help="trainer.max_epochs (default: the task's own)")
     parser.add_argument("--override", action="append", default=[], help="extra train.py override (repeatable)")
