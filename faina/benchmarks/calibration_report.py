@@ -70,8 +70,9 @@ def mark_against_uncalibrated(rows: list[dict]) -> list[dict]:
         row["paired Δ CE"] = mean_std(deltas)
         row["CE wins"] = f"{sum(d < 0 for d in deltas)}/{len(deltas)}"
         row["ECE lower"] = f"{sum(after[s]['ece'] < before[s]['ece'] for s in seeds)}/{len(seeds)}"
-        (mean, std), (base_mean, base_std) = row["model"]["cross_entropy"], reference["model"]["cross_entropy"]
-        row["verdict"] = spread_verdict(base_mean - mean, max(std, base_std), max(row["seeds"], reference["seeds"]))
+        seeds = max(row["seeds"], reference["seeds"])
+        ours, theirs = row["model"]["cross_entropy"], reference["model"]["cross_entropy"]
+        row["verdict"] = spread_verdict(ours, theirs, seeds, lower_is_better=True)
     return rows
 
 

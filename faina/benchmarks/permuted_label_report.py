@@ -74,13 +74,11 @@ def across_seeds(runs: Mapping[int, dict], label: str, reference: str) -> dict:
             ours = [runs[seed]["per_label"][each][name] for seed in seeds]
             theirs = [runs[seed]["per_label"][each][reference] for seed in seeds]
             changes = [a - b for a, b in zip(ours, theirs, strict=True)]
-            (mean, std), (base_mean, base_std) = mean_std(ours), mean_std(theirs)
             entry["real"][each] = {
                 "changes": changes,
                 "mean_std": mean_std(changes),
                 "worse": sum(change > 0 for change in changes),
-                # lower cross-entropy is better: the gain is the reference's mean minus ours
-                "verdict": spread_verdict(base_mean - mean, max(std, base_std), len(seeds)),
+                "verdict": spread_verdict(mean_std(ours), mean_std(theirs), len(seeds), lower_is_better=True),
             }
         summary[name] = entry
     return {"seeds": seeds, "calibrations": summary}

@@ -128,9 +128,9 @@ def summarise(runs: list[dict], ensembles: list[dict], defaults: Mapping[str, Le
 
 def _judge(row: dict, reference: dict) -> tuple[float, str]:
     """The difference of ``row``'s strict F1 to ``reference``'s, and whether it is beyond the larger seed std."""
-    (mean, std), (base_mean, base_std) = row["strict F1"], reference["strict F1"]
-    difference = mean - base_mean
-    return difference, spread_verdict(difference, max(std, base_std), max(row["seeds"], reference["seeds"]))
+    seeds = max(row["seeds"], reference["seeds"])
+    difference = row["strict F1"][0] - reference["strict F1"][0]
+    return difference, spread_verdict(row["strict F1"], reference["strict F1"], seeds)
 
 
 def mark_gains(rows: list[dict], defaults: Mapping[str, Length]) -> list[dict]:

@@ -21,9 +21,15 @@ def mean_std(values: Iterable[float]) -> tuple[float, float]:
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
-def spread_verdict(gain: float, spread: float, seeds: int) -> str:
-    """``gain`` / ``loss`` when ``gain`` (positive: better) exceeds ``spread`` either way, else ``within spread``;
-    ``seeds`` is the larger seed count of the two rows compared, and under two there is no verdict."""
+def spread_verdict(
+    row: tuple[float, float], reference: tuple[float, float], seeds: int, lower_is_better: bool = False
+) -> str:
+    """``gain`` / ``loss`` when ``row``'s mean differs from ``reference``'s (each a (mean, std) over seeds) by more
+    than the larger of the two stds, either way, else ``within spread``; ``lower_is_better`` for a loss such as
+    cross-entropy. ``seeds`` is the larger seed count of the two rows, and under two there is no verdict."""
     if seeds < 2:
         return ONE_SEED
+    (mean, std), (base_mean, base_std) = row, reference
+    gain = base_mean - mean if lower_is_better else mean - base_mean
+    spread = max(std, base_std)
     return "gain" if gain > spread else "loss" if gain < -spread else "within spread"
