@@ -91,31 +91,6 @@ def cross_entropy(predicted, gold, epsilon: float = EPSILON) -> np.ndarray:
     return _mean_over_items(item_cross_entropy(predicted, gold, epsilon), valid)
 
 
-def paired_difference(first, second, groups=None) -> tuple[np.ndarray, np.ndarray]:
-    """Per label ``[C]``: the mean over items of ``first - second`` (per-item scores ``[N, C]`` of two predictions of
-    the same items, e.g. ``item_cross_entropy``; NaN items left out) and its standard error.
-
-    Items of one group (``groups`` ``[N]``: the post of each token at span level) are not independent, so the error
-    is the cluster-robust one of a ratio of sums: with ``D_g`` and ``n_g`` the difference summed and the items counted
-    in group ``g``, ``mean = ΣD_g / Σn_g`` and ``se = sqrt(G / (G - 1) · Σ (D_g - mean · n_g)²) / Σn_g`` over the
-    ``G`` groups with items. Every item its own group (``groups=None``) gives the usual ``std / sqrt(N)``. How far
-    apart two calibrations of one test set can be before the test set tells them apart: docs/soft-labels.md."""
-    difference = np.asarray(first, dtype=np.float64) - np.asarray(second, dtype=np.float64)
-    valid = ~np.isnan(difference)
-    groups = np.arange(difference.shape[0]) if groups is None else np.asarray(groups)
-    _, group = np.unique(groups, return_inverse=True)
-    sums = np.zeros((group.max(initial=-1) + 1, difference.shape[1]))
-    counts = np.zeros_like(sums)
-    np.add.at(sums, group, np.where(valid, difference, 0.0))
-    np.add.at(counts, group, valid.astype(np.float64))
-    total, present = counts.sum(axis=0), (counts > 0).sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = sums.sum(axis=0) / total
-        spread = ((sums - mean * counts) ** 2).sum(axis=0)
-        error = np.sqrt(present / (present - 1) * spread) / total
-    return mean, np.where(present > 1, error, np.nan)
-
-
 def entropy(gold) -> np.ndarray:
     """Per label ``[C]``: mean binary entropy of the gold soft labels (``0 log 0 = 0``): the cross-entropy floor."""
     _, t, valid = _pair(gold, gold)

@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from common.paired_difference import paired_difference
 from faina.benchmarks.quality_runs import TASKS, dev_corpus_of, model_dir
-from metrics.soft_labels import paired_difference
 from models.calibration import CalibrationSettings, PostCalibrationSettings, SpanCalibrationSettings
 
 CALIBRATIONS: dict[str, dict[str, CalibrationSettings | None]] = {
@@ -86,7 +86,7 @@ def calibration_scores(model, meta, level, gold_test, dev_corpus, test_corpus, p
 
 def paired_table(losses, reference, groups, labels) -> dict:
     """Per label, the test cross-entropy's difference to ``reference``'s on the same items and its standard error
-    (posts as the independent units: ``metrics.soft_labels.paired_difference``)."""
+    (posts as the independent units: ``common.paired_difference``)."""
     difference, error = paired_difference(losses, reference, groups)
     return {
         label: {"difference": round(float(d), 6), "se": None if math.isnan(e) else round(float(e), 6)}

@@ -106,7 +106,7 @@ def label_prior(corpus: SpanCorpus | PostCorpus, labels: Sequence[str]) -> np.nd
 
 def item_posts(corpus: SpanCorpus | PostCorpus) -> np.ndarray:
     """``[items]``: the post of each item, in the order of ``votes`` (a post at post level, each token's post at span
-    level): the groups whose items are not independent (``metrics.soft_labels.paired_difference``)."""
+    level): the groups whose items are not independent (``common.paired_difference``)."""
     if isinstance(corpus, SpanCorpus):
         return np.repeat(np.arange(len(corpus.posts)), [len(post.tokens) for post in corpus.posts])
     return np.arange(len(corpus.rows))
