@@ -75,6 +75,7 @@ calibration = {
     "min_evidence": st.integers(0, 100),
     "fallback": st.sampled_from(("none", "prior")),
     "fallback_folds": st.integers(2, 100),
+    "fallback_margin": st.floats(0, 100),
 }
 mvml_modules = st.fixed_dictionaries(
     {

@@ -11,6 +11,7 @@ import pytest
 import torch
 from safetensors.torch import save
 
+from common.paired_difference import paired_difference
 from helpers.random_crf import random_crf
 from models import calibration
 from models.calibration import PostCalibrationSettings, SpanCalibrationSettings
@@ -19,7 +20,7 @@ from models.encoder import ChunkedEncoder
 from models.ensemble import ensemble
 from models.mvmd import MVMD
 from models.mvml import MVML
-from models.prior_fallback import fit_post_fallback, fit_span_fallback, mixed, mixture_weight
+from models.prior_fallback import evidence, fit_post_fallback, fit_span_fallback, mixed, mixture_weight
 from models.weights_file import load_weights
 
 LABELS = ["Doubt", "Slogan"]
@@ -135,6 +136,67 @@ def test_cross_fitted_parts_started_at_the_whole_dev_scale_give_the_weights_of_p
     cold, _, _ = fit_span_fallback(crf, outputs, 1, 2, settings, prior)
     assert sum(start is not None for start in starts) == 4  # each held-out part was given the whole dev's scale
     assert warm.tolist() == pytest.approx(cold.tolist(), abs=1e-4)
+
+
+def test_a_margin_moves_only_the_heads_with_clear_dev_evidence_and_no_margin_is_the_fitted_weight():
+    logits, gold = post_dev(3000)
+    prior = torch.tensor([[0.5, RANDOM_SHARE]])
+
+    def weights(margin: float) -> torch.Tensor:
+        settings = PostCalibrationSettings(method="temperature", fallback="prior", fallback_margin=margin)
+        return fit_post_fallback(logits, gold, None, settings, prior)[0]
+
+    fitted = fit_post_fallback(
+        logits, gold, None, PostCalibrationSettings(method="temperature", fallback="prior"), prior
+    )
+    assert torch.equal(weights(0.0), fitted[0])
+    # the random label's dev evidence is far beyond 2 standard errors on 3,000 posts: it still falls back
+    assert torch.equal(weights(2.0), fitted[0]) and float(fitted[0][0, 1]) < 0.1
+    assert torch.equal(weights(100.0), torch.ones(1, 2))  # no head has that much: every one keeps its calibration
+    # on 40 dev posts the learnable label's cross-fitted weight drifts from 1 on noise alone (0.85); one standard error
+    # of margin keeps its calibration, while the random label, clear of the noise, still falls back
+    few = PostCalibrationSettings(method="temperature", fallback="prior", fallback_margin=1.0)
+    small_logits, small_gold = post_dev(40, seed=3)
+    unmarked = fit_post_fallback(small_logits, small_gold, None, few.model_copy(update={"fallback_margin": 0.0}), prior)
+    marked = fit_post_fallback(small_logits, small_gold, None, few, prior)[0]
+    assert float(unmarked[0][0, 0]) < 0.9 and float(marked[0, 0]) == 1.0
+    assert float(marked[0, 1]) == float(unmarked[0][0, 1]) < 0.3
+
+
+def test_the_evidence_is_the_paired_gain_over_its_standard_error_with_a_posts_tokens_counted_once():
+    generator = torch.Generator().manual_seed(4)
+    q = torch.rand(12, 2, generator=generator).clamp(0.05, 0.95)
+    targets = torch.bernoulli(torch.full((12, 2), 0.3), generator=generator)
+    weight = torch.ones(12, 2)
+    weight[0, 1] = 0  # an item no one annotated is left out
+    prior, mix = torch.tensor([0.3, 0.3]), torch.tensor([0.4, 1.0])
+    posts = torch.arange(12) // 3  # four posts of three tokens
+
+    def loss(p):
+        p = p.double()
+        terms = -(targets * p.log() + (1 - targets) * (1 - p).log())
+        return torch.where(weight > 0, terms, torch.nan).numpy()
+
+    mean, error = paired_difference(loss(q), loss(mixed(q.double(), mix.double(), prior.double())), posts.numpy())
+    z = evidence(q, targets, weight, prior, mix, posts)
+    assert float(z[0]) == pytest.approx(mean[0] / error[0]) and float(z[1]) == 0.0  # w = 1: no difference
+    assert abs(float(evidence(q, targets, weight, prior, mix, torch.arange(12))[0])) > abs(float(z[0]))
+    assert float(evidence(q, targets, weight, prior, mix, torch.zeros(12, dtype=torch.long))[0]) == 0.0  # one post
+
+
+def test_a_span_margin_keeps_every_decoder_without_that_much_evidence():
+    crf = random_crf(2)
+    outputs, share = span_dev(crf)
+    prior = torch.tensor([[share, RANDOM_SHARE]])
+    settings = SpanCalibrationSettings(method="temperature", min_evidence=0, fallback="prior", fallback_folds=4)
+    fitted = fit_span_fallback(crf, outputs, 1, 2, settings, prior)[0]
+    clear = fit_span_fallback(crf, outputs, 1, 2, settings.model_copy(update={"fallback_margin": 2.0}), prior)[0]
+    beyond = fit_span_fallback(crf, outputs, 1, 2, settings.model_copy(update={"fallback_margin": 100.0}), prior)[0]
+    # 60 posts of 40 annotators: the random decoder is clear of the noise at 2 standard errors and falls back; the
+    # learnable one, whose fitted weight is a hair below 1, keeps its calibration exactly
+    assert float(fitted[1]) < 0.1 and float(clear[1]) == float(fitted[1])
+    assert float(fitted[0]) < 1.0 and float(clear[0]) == 1.0
+    assert torch.equal(beyond, torch.ones(2))
 
 
 @pytest.fixture

@@ -160,6 +160,7 @@ def test_runs_fit_a_temperature_per_label_and_the_schema_reads_it(task, kind):
         "min_evidence": 5,
         "fallback": "none",
         "fallback_folds": 5,
+        "fallback_margin": 0.0,
     }
     from common.errors import UserError
 

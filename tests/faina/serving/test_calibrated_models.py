@@ -30,6 +30,7 @@ def test_a_fold_fits_its_calibration_on_dev_saves_it_and_scores_both(trained_run
         "min_evidence": 5,
         "fallback": "none",
         "fallback_folds": 5,
+        "fallback_margin": 0.0,
     }
     assert torch.equal(weights_of(fold)["calibration_weight"], torch.ones_like(weights_of(fold)["calibration_weight"]))
     weights = load_file(str(fold / "model.safetensors"))
@@ -129,7 +130,7 @@ def test_a_folder_saved_before_calibration_existed_loads_uncalibrated(trained_ru
 def test_a_calibrated_folder_saved_before_the_prior_fallback_existed_loads_unchanged(trained_runs, tmp_path):
     old = copy_of(trained_runs.span / "fold0", tmp_path, "old")
     meta = json.loads((old / "model.json").read_text())
-    for key in ("fallback", "fallback_folds"):
+    for key in ("fallback", "fallback_folds", "fallback_margin"):
         del meta["model"]["module"]["calibration"][key]
     (old / "model.json").write_text(json.dumps(meta))
     weights = load_file(str(old / "model.safetensors"))
