@@ -6,7 +6,8 @@ one over test are enough: every calibration of ``CALIBRATIONS`` is fitted on the
 applied to the same test outputs (``apply_calibration``), and the test probabilities are scored against the
 annotators' shares (``faina.scoring.soft_scores``: cross-entropy, Manhattan, ECE, per label, with the prior of the
 run's train-dev file and the oracle). The ``+prior`` calibrations add the prior fallback
-(``models/prior_fallback.py``) with that same prior. ``uncalibrated`` is the model's raw
+(``models/prior_fallback.py``) with that same prior; ``+margin`` moves a head only on ``MARGIN`` standard errors of
+dev evidence (``calibration.fallback_margin``). ``uncalibrated`` is the model's raw
 probabilities, whatever calibration it was saved with. A ``views`` model is scored pooled over its views (the mean of
 the per-view probabilities), a one-view model (``soft``, ``majority``) as it is. Each calibration's per-label
 cross-entropy is also paired, item by item, with the prior's and with today's default calibration (``paired``:
@@ -26,6 +27,7 @@ from common.paired_difference import paired_difference
 from faina.benchmarks.quality_runs import TASKS, dev_corpus_of, model_dir
 from models.calibration import CalibrationSettings, PostCalibrationSettings, SpanCalibrationSettings
 
+MARGIN = 1.0  # the +margin rows' fallback_margin: one standard error of dev evidence before a head moves
 CALIBRATIONS: dict[str, dict[str, CalibrationSettings | None]] = {
     "post": {
         "uncalibrated": None,
@@ -34,17 +36,23 @@ CALIBRATIONS: dict[str, dict[str, CalibrationSettings | None]] = {
         "platt": PostCalibrationSettings(method="platt", scope="own"),
         "temperature+prior": PostCalibrationSettings(method="temperature", scope="own", fallback="prior"),
         "platt+prior": PostCalibrationSettings(method="platt", scope="own", fallback="prior"),
+        "temperature+prior+margin": PostCalibrationSettings(
+            method="temperature", scope="own", fallback="prior", fallback_margin=MARGIN
+        ),
     },
     "span": {
         "uncalibrated": None,
         "temperature": SpanCalibrationSettings(method="temperature", scope="own"),
         "temperature-shared": SpanCalibrationSettings(method="temperature", scope="shared"),
         "temperature+prior": SpanCalibrationSettings(method="temperature", scope="own", fallback="prior"),
+        "temperature+prior+margin": SpanCalibrationSettings(
+            method="temperature", scope="own", fallback="prior", fallback_margin=MARGIN
+        ),
     },
 }
 REFERENCE = "temperature"  # today's default calibration, what every other one is also paired against
 CALIBRATION_FILE = "benchmark-calibration.json"
-CALIBRATION_VERSION = 5  # bump when what the file holds changes: older files are recomputed
+CALIBRATION_VERSION = 6  # bump when what the file holds changes: older files are recomputed
 
 
 def calibration_scores(model, meta, level, gold_test, dev_corpus, test_corpus, prior_corpus) -> dict:
