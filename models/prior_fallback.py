@@ -20,12 +20,13 @@ prior itself) is always a candidate, so the fallback's cross-fitted dev log-loss
 1`` keeps the calibration as it was. The calibration reported is then the one fitted on the whole of dev, mixed by
 ``w``. A head or decoder without dev items keeps ``w = 1``.
 
-``fallback_margin`` ``k`` asks for evidence before anything moves: a head or decoder keeps its calibration (``w =
-1``) unless the mixture's cross-fitted dev log-loss is below the calibration's by more than ``k`` standard errors of
-their per-post difference (``evidence``: whole posts are the independent units, a post's tokens summed first at span
-level). On a small dev split a weakly learnt label and an unlearnable one both leave the calibration a little
-behind the prior; the margin moves only the heads whose loss is clear of the noise. ``k = 0`` (the default) moves
-every head whose mixture is better at all: the fitted ``w`` as it is.
+``fallback_margin`` ``k`` asks for evidence before anything moves: the heads or decoders of a label keep their
+calibration (``w = 1``) unless the mixtures' cross-fitted dev log-loss, summed over the label's views, is below the
+calibrations' by more than ``k`` standard errors of their per-post difference (``evidence``: whole posts are the
+independent units, a post's tokens summed first at span level). On a small dev split a weakly learnt label and an
+unlearnable one both leave the calibration a little behind the prior; the margin moves only the labels whose loss
+is clear of the noise. ``k = 0`` (the default) moves every head whose mixture is better at all: the fitted ``w`` as
+it is.
 
 At span level ``q`` is the tempered CRF's marginal ``P(inside)`` of each token, so the fallback acts on the
 reported token probabilities only; a mixture is not a CRF, and the Viterbi path and every threshold or O bias are
@@ -95,36 +96,40 @@ def mixture_weight(calibrated, targets, weight, prior) -> torch.Tensor:
     return torch.where(slope(torch.ones_like(pi)) <= 0, 1.0, torch.where(slope(torch.zeros_like(pi)) >= 0, 0.0, inner))
 
 
-def evidence(calibrated, targets, weight, prior, mix, posts: torch.Tensor) -> torch.Tensor:
-    """``[K]``: per column of ``[N, K]`` tensors, the mean over items of the calibration's log-loss minus the
-    mixture's (``mix`` ``[K]``), in standard errors, with the items of one post (``posts`` ``[N]``) counted as one
-    observation (``common.paired_difference``; items of weight 0 left out). No difference at all (``w = 1``), or
-    too few posts to tell, is 0; a difference without spread, infinite."""
+def evidence(calibrated, targets, weight, prior, mix, posts: torch.Tensor, labels: int) -> torch.Tensor:
+    """``[K]``: for each column of ``[N, K]`` tensors (``K = views · labels``, view-major), the evidence of its
+    label: the calibration's log-loss minus the mixture's (``mix`` ``[K]``), summed over the label's views item by
+    item, its mean over items in standard errors, the items of one post (``posts`` ``[N]``) counted as one
+    observation (``common.paired_difference``; items of weight 0 left out). A label is judged over its views because
+    its views are scored pooled, and one view's head alone sees a third of the evidence. No difference at all (``w =
+    1``), or too few posts to tell, is 0; a difference without spread, infinite."""
     pi = prior.double().expand(calibrated.shape[1:])
     present = weight.double() > 0
 
-    def losses(p: torch.Tensor) -> np.ndarray:
+    def losses(p: torch.Tensor) -> torch.Tensor:
         p, t = p.double().clamp(EPSILON, 1 - EPSILON), targets.double()
-        terms = -(t * p.log() + (1 - t) * (1 - p).log())
-        return torch.where(present, terms, torch.nan).numpy()
+        return -(t * p.log() + (1 - t) * (1 - p).log())
 
-    mean, error = paired_difference(
-        losses(calibrated), losses(mixed(calibrated.double(), mix.double(), pi)), posts.numpy()
-    )
+    items, views = calibrated.shape[0], calibrated.shape[1] // labels
+    gain = torch.where(present, losses(calibrated) - losses(mixed(calibrated.double(), mix.double(), pi)), 0.0)
+    pooled = gain.reshape(items, views, labels).sum(1)
+    seen = present.reshape(items, views, labels).any(1)
+    pooled = torch.where(seen, pooled, torch.nan).numpy()
+    mean, error = paired_difference(pooled, np.zeros_like(pooled), posts.numpy())
     told = ~np.isnan(error)  # at least two posts with items
     spread, steady = told & (error > 0), told & (error == 0) & (mean > 0)
     z = np.zeros_like(mean)
     z[spread] = mean[spread] / error[spread]
     z[steady] = np.inf
-    return torch.from_numpy(z)
+    return torch.from_numpy(z).repeat(views)
 
 
-def with_margin(mix, calibrated, targets, weight, prior, posts, margin: float) -> torch.Tensor:
-    """``mix`` where its dev ``evidence`` exceeds ``margin`` standard errors, ``w = 1`` elsewhere (module docstring);
-    ``mix`` itself with no margin."""
+def with_margin(mix, calibrated, targets, weight, prior, posts, labels: int, margin: float) -> torch.Tensor:
+    """``mix`` where its label's dev ``evidence`` exceeds ``margin`` standard errors, ``w = 1`` elsewhere (module
+    docstring); ``mix`` itself with no margin."""
     if margin <= 0:
         return mix
-    clear = evidence(calibrated, targets, weight, prior, mix, posts) > margin
+    clear = evidence(calibrated, targets, weight, prior, mix, posts, labels) > margin
     return torch.where(clear, mix, torch.ones_like(mix))
 
 
@@ -192,7 +197,7 @@ def fit_post_fallback(
     targets, weight = view_targets(gold, annotated, views)
     columns = [tensor.reshape(items, -1) for tensor in (held, targets, weight)]
     mix = mixture_weight(*columns, pi.reshape(-1))
-    mix = with_margin(mix, *columns, pi.reshape(-1), torch.arange(items), settings.fallback_margin)
+    mix = with_margin(mix, *columns, pi.reshape(-1), torch.arange(items), labels, settings.fallback_margin)
     info = fallback_info(*columns, pi.reshape(-1), mix)
     return mix.reshape(views, labels).float(), pi.float(), info
 
@@ -231,5 +236,5 @@ def fit_span_fallback(
     columns = [tensor.transpose(1, 2).reshape(-1, decoders) for tensor in (held, targets, weight)]  # [tokens, D]
     mix = mixture_weight(*columns, pi)
     post_of_token = torch.arange(posts).repeat_interleave(targets.shape[2])
-    mix = with_margin(mix, *columns, pi, post_of_token, settings.fallback_margin)
+    mix = with_margin(mix, *columns, pi, post_of_token, labels, settings.fallback_margin)
     return mix.float(), pi.float(), fallback_info(*columns, pi, mix)

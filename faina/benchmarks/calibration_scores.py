@@ -52,7 +52,7 @@ CALIBRATIONS: dict[str, dict[str, CalibrationSettings | None]] = {
 }
 REFERENCE = "temperature"  # today's default calibration, what every other one is also paired against
 CALIBRATION_FILE = "benchmark-calibration.json"
-CALIBRATION_VERSION = 6  # bump when what the file holds changes: older files are recomputed
+CALIBRATION_VERSION = 7  # bump when what the file holds changes: older files are recomputed
 
 
 def calibration_scores(model, meta, level, gold_test, dev_corpus, test_corpus, prior_corpus) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from safetensors.torch import save
@@ -168,7 +169,7 @@ def test_the_evidence_is_the_paired_gain_over_its_standard_error_with_a_posts_to
     q = torch.rand(12, 2, generator=generator).clamp(0.05, 0.95)
     targets = torch.bernoulli(torch.full((12, 2), 0.3), generator=generator)
     weight = torch.ones(12, 2)
-    weight[0, 1] = 0  # an item no one annotated is left out
+    weight[0, 0] = 0  # an item no one annotated is left out
     prior, mix = torch.tensor([0.3, 0.3]), torch.tensor([0.4, 1.0])
     posts = torch.arange(12) // 3  # four posts of three tokens
 
@@ -178,10 +179,15 @@ def test_the_evidence_is_the_paired_gain_over_its_standard_error_with_a_posts_to
         return torch.where(weight > 0, terms, torch.nan).numpy()
 
     mean, error = paired_difference(loss(q), loss(mixed(q.double(), mix.double(), prior.double())), posts.numpy())
-    z = evidence(q, targets, weight, prior, mix, posts)
+    z = evidence(q, targets, weight, prior, mix, posts, labels=2)
     assert float(z[0]) == pytest.approx(mean[0] / error[0]) and float(z[1]) == 0.0  # w = 1: no difference
-    assert abs(float(evidence(q, targets, weight, prior, mix, torch.arange(12))[0])) > abs(float(z[0]))
-    assert float(evidence(q, targets, weight, prior, mix, torch.zeros(12, dtype=torch.long))[0]) == 0.0  # one post
+    assert abs(float(evidence(q, targets, weight, prior, mix, torch.arange(12), 2)[0])) > abs(float(z[0]))
+    assert float(evidence(q, targets, weight, prior, mix, torch.zeros(12, dtype=torch.long), 2)[0]) == 0.0  # one post
+    # the same columns as two views of one label: judged together, the gains summed item by item
+    pooled = evidence(q, targets, weight, prior, mix, posts, labels=1)
+    gains = np.nansum(loss(q) - loss(mixed(q.double(), mix.double(), prior.double())), axis=1, keepdims=True)
+    together, spread = paired_difference(gains, np.zeros_like(gains), posts.numpy())
+    assert pooled.tolist() == pytest.approx([together[0] / spread[0]] * 2)
 
 
 def test_a_span_margin_keeps_every_decoder_without_that_much_evidence():
