@@ -202,6 +202,8 @@ class MVMD(SpanOutputs, FallacyModule):
         report = {"temperature": per_view(values[0], True), **info}
         if info.get("fallback", "none") != "none":
             report["prior_weight"], report["prior"] = per_view(values[1], False), per_view(values[2], False)
+        if "fallback_evidence" in info:  # with a fallback margin: each label's dev evidence, by name
+            report["fallback_evidence"] = dict(zip(self.labels, info["fallback_evidence"]))
         return report
 
     def decision_emissions(self, batch: Mapping[str, torch.Tensor]) -> torch.Tensor:

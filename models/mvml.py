@@ -227,6 +227,8 @@ class MVML(PostOutputs, FallacyModule):
             report["shift"] = per_view(values[1], False)
         if info.get("fallback", "none") != "none":
             report["prior_weight"], report["prior"] = per_view(values[2], False), per_view(values[3], False)
+        if "fallback_evidence" in info:  # with a fallback margin: each label's dev evidence, by name
+            report["fallback_evidence"] = dict(zip(self.labels, info["fallback_evidence"]))
         return report
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0):

@@ -58,6 +58,7 @@ from models.calibration import (
 from models.crf import BatchedBIOCRF
 
 EPSILON = 1e-12  # probabilities are clipped as the soft-label scorer clips them (metrics/soft_labels.py)
+EVIDENCE_CAP = 1000.0  # a reported evidence this high: the mixture gained on every dev post alike (no spread)
 BISECTION_STEPS = 60  # halvings of [0, 1]: w to 1e-18, far below anything the log-loss can tell apart
 
 
@@ -124,13 +125,23 @@ def evidence(calibrated, targets, weight, prior, mix, posts: torch.Tensor, label
     return torch.from_numpy(z).repeat(views)
 
 
-def with_margin(mix, calibrated, targets, weight, prior, posts, labels: int, margin: float) -> torch.Tensor:
-    """``mix`` where its label's dev ``evidence`` exceeds ``margin`` standard errors, ``w = 1`` elsewhere (module
-    docstring); ``mix`` itself with no margin."""
+def with_margin(
+    mix, calibrated, targets, weight, prior, posts, labels: int, margin: float
+) -> tuple[torch.Tensor, dict]:
+    """``(weight, info)``: ``mix`` where its label's dev ``evidence`` exceeds ``margin`` standard errors, ``w = 1``
+    elsewhere (module docstring), with what the margin saw: each label's evidence (capped at ``EVIDENCE_CAP``: a
+    gain without spread) and how many heads / decoders it kept at their calibration that would have moved. ``mix``
+    itself and no info without a margin."""
     if margin <= 0:
-        return mix
-    clear = evidence(calibrated, targets, weight, prior, mix, posts, labels) > margin
-    return torch.where(clear, mix, torch.ones_like(mix))
+        return mix, {}
+    z = evidence(calibrated, targets, weight, prior, mix, posts, labels)
+    clear = z > margin
+    kept = torch.where(clear, mix, torch.ones_like(mix))
+    info = {
+        "fallback_evidence": [round(float(value), 2) for value in z[:labels].clamp(max=EVIDENCE_CAP)],
+        "kept_by_margin": int(((mix < 1) & ~clear).sum()),
+    }
+    return kept, info
 
 
 def cross_fit_parts(items: int, folds: int) -> torch.Tensor:
@@ -197,8 +208,8 @@ def fit_post_fallback(
     targets, weight = view_targets(gold, annotated, views)
     columns = [tensor.reshape(items, -1) for tensor in (held, targets, weight)]
     mix = mixture_weight(*columns, pi.reshape(-1))
-    mix = with_margin(mix, *columns, pi.reshape(-1), torch.arange(items), labels, settings.fallback_margin)
-    info = fallback_info(*columns, pi.reshape(-1), mix)
+    mix, margin = with_margin(mix, *columns, pi.reshape(-1), torch.arange(items), labels, settings.fallback_margin)
+    info = {**fallback_info(*columns, pi.reshape(-1), mix), **margin}
     return mix.reshape(views, labels).float(), pi.float(), info
 
 
@@ -236,5 +247,5 @@ def fit_span_fallback(
     columns = [tensor.transpose(1, 2).reshape(-1, decoders) for tensor in (held, targets, weight)]  # [tokens, D]
     mix = mixture_weight(*columns, pi)
     post_of_token = torch.arange(posts).repeat_interleave(targets.shape[2])
-    mix = with_margin(mix, *columns, pi, post_of_token, labels, settings.fallback_margin)
-    return mix.float(), pi.float(), fallback_info(*columns, pi, mix)
+    mix, margin = with_margin(mix, *columns, pi, post_of_token, labels, settings.fallback_margin)
+    return mix.float(), pi.float(), {**fallback_info(*columns, pi, mix), **margin}

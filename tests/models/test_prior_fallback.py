@@ -154,6 +154,12 @@ def test_a_margin_moves_only_the_heads_with_clear_dev_evidence_and_no_margin_is_
     # the random label's dev evidence is far beyond 2 standard errors on 3,000 posts: it still falls back
     assert torch.equal(weights(2.0), fitted[0]) and float(fitted[0][0, 1]) < 0.1
     assert torch.equal(weights(100.0), torch.ones(1, 2))  # no head has that much: every one keeps its calibration
+    beyond = PostCalibrationSettings(method="temperature", fallback="prior", fallback_margin=100.0)
+    info = fit_post_fallback(logits, gold, None, beyond, prior)[2]
+    moved = int((fitted[0] < 1).sum())  # what the fitted weights would have moved, the margin kept
+    assert info["kept_by_margin"] == moved >= 1 and info["towards_prior"] == 0
+    assert len(info["fallback_evidence"]) == 2 and 2.0 < info["fallback_evidence"][1] < 100.0
+    assert "fallback_evidence" not in fitted[2]  # no margin, nothing to report
     # on 40 dev posts the learnable label's cross-fitted weight drifts from 1 on noise alone (0.85); one standard error
     # of margin keeps its calibration, while the random label, clear of the noise, still falls back
     few = PostCalibrationSettings(method="temperature", fallback="prior", fallback_margin=1.0)
@@ -197,12 +203,15 @@ def test_a_span_margin_keeps_every_decoder_without_that_much_evidence():
     settings = SpanCalibrationSettings(method="temperature", min_evidence=0, fallback="prior", fallback_folds=4)
     fitted = fit_span_fallback(crf, outputs, 1, 2, settings, prior)[0]
     clear = fit_span_fallback(crf, outputs, 1, 2, settings.model_copy(update={"fallback_margin": 2.0}), prior)[0]
-    beyond = fit_span_fallback(crf, outputs, 1, 2, settings.model_copy(update={"fallback_margin": 100.0}), prior)[0]
+    beyond, _, info = fit_span_fallback(
+        crf, outputs, 1, 2, settings.model_copy(update={"fallback_margin": 100.0}), prior
+    )
     # 60 posts of 40 annotators: the random decoder is clear of the noise at 2 standard errors and falls back; the
     # learnable one, whose fitted weight is a hair below 1, keeps its calibration exactly
     assert float(fitted[1]) < 0.1 and float(clear[1]) == float(fitted[1])
     assert float(fitted[0]) < 1.0 and float(clear[0]) == 1.0
-    assert torch.equal(beyond, torch.ones(2))
+    assert torch.equal(beyond, torch.ones(2)) and info["kept_by_margin"] == 2
+    assert len(info["fallback_evidence"]) == 2 and info["fallback_evidence"][1] > 2.0
 
 
 @pytest.fixture
@@ -241,6 +250,9 @@ def test_mvml_mixes_with_its_prior_keeps_it_through_a_file_and_decides_as_before
     model.keep_calibration(values)
     report = model.calibration_report(values, info)
     assert set(report["prior_weight"]) == {"a1", "a2"} and report["prior"]["a2"]["Slogan"] == RANDOM_SHARE + 0.01
+    margin = settings.model_copy(update={"fallback_margin": 1.0})
+    marked = model.calibration_report(*model.fit_calibration(outputs, margin, prior))
+    assert list(marked["fallback_evidence"]) == LABELS and marked["fallback_evidence"]["Slogan"] > 1.0
     after = model.predict_outputs(post_batch)
     assert torch.equal(after["predicted"], before["predicted"]) and torch.equal(
         after["raw_probabilities"], before["probabilities"]
