@@ -25,8 +25,9 @@ calibration (``w = 1``) unless the mixtures' cross-fitted dev log-loss, summed o
 calibrations' by more than ``k`` standard errors of their per-post difference (``evidence``: whole posts are the
 independent units, a post's tokens summed first at span level). On a small dev split a weakly learnt label and an
 unlearnable one both leave the calibration a little behind the prior; the margin moves only the labels whose loss
-is clear of the noise. ``k = 0`` (the default) moves every head whose mixture is better at all: the fitted ``w`` as
-it is.
+is clear of the noise. The price: a label kept below the margin may stay behind the prior on dev (by less than ``k``
+standard errors), so the bound by the prior holds for the labels the margin moves only. ``k = 0`` (the default)
+moves every head whose mixture is better at all: the fitted ``w`` as it is, never above the prior on dev.
 
 At span level ``q`` is the tempered CRF's marginal ``P(inside)`` of each token, so the fallback acts on the
 reported token probabilities only; a mixture is not a CRF, and the Viterbi path and every threshold or O bias are

@@ -113,7 +113,7 @@ class TrainedRuns:
     ``span-fold0``, ``span-fold1``, ``post-fold0`` (``faina.export`` folders, made while the encoder existed).
     ``coarse``: span-c and post-c (fold 0 each); ``multi``: ``task=multi`` (span-f + post-f of the sample's CoNLL
     file, span-f the target; fold 0). The coarse and multi runs calibrate with the prior fallback
-    (``model.module.calibration.fallback=prior``), the others without."""
+    (``model.module.calibration.fallback=prior``; post-c with ``fallback_margin=1``), the others without."""
 
     root: Path
     encoder: Path
@@ -150,8 +150,10 @@ def train_shared_runs(root: Path, tiny_encoder: Path | str, sample: Path) -> Tra
         post = train_run(root, encoder, sample, "post-f", "cv.folds=[0]")
         # the coarse runs and both entries of the multi-task run also fit the calibration's prior fallback
         fallback = "model.module.calibration.fallback=prior"
+        margin = {"span-c": [], "post-c": ["model.module.calibration.fallback_margin=1"]}  # post-c: with a margin
         coarse = {
-            task: train_run(root, encoder, sample, task, "cv.folds=[0]", fallback) for task in ("span-c", "post-c")
+            task: train_run(root, encoder, sample, task, "cv.folds=[0]", fallback, *margin[task])
+            for task in ("span-c", "post-c")
         }
         entries = [f"task.entries.{entry}.{fallback}" for entry in ("span_f", "post_f")]
         multi = train_multi_run(root, encoder, sample, "cv.folds=[0]", *entries)

@@ -60,8 +60,8 @@ def weights_of(fold):
 def test_a_fold_with_the_prior_fallback_mixes_in_the_scorers_prior_and_saves_its_weights(trained_runs, run):
     """Single-task (span-c, post-c) and ``task=multi`` entries trained with ``calibration.fallback=prior``: the
     prior each head mixes in is the train part's share the fold's probability scores report (per view: their mean
-    over views), the weights lie in [0, 1], the cross-fitted dev loss is not above the prior's, and the buffers
-    travel with the exported folder."""
+    over views), the weights lie in [0, 1], the cross-fitted dev loss is not above the calibration's (nor, without a
+    margin, the prior's), post-c's margin reports its evidence, and the buffers travel with the exported folder."""
     task, _, entry = run.partition("/")
     fold = (trained_runs.multi / "fold0" / entry) if entry else (trained_runs.coarse[task] / "fold0")
     module = json.loads((fold / "model.json").read_text())["model"]["module"]
@@ -71,9 +71,17 @@ def test_a_fold_with_the_prior_fallback_mixes_in_the_scorers_prior_and_saves_its
     assert bool(((weight >= 0) & (weight <= 1)).all())
     fitted = json.loads((fold / "metrics.json").read_text())["calibrated_on_dev"]  # an entry's folder: its own
     losses = fitted["cross_fitted_log_loss"]
-    assert losses["mixed"] <= losses["prior"] + 1e-6
+    assert losses["mixed"] <= losses["calibrated"] + 1e-6
     model, _ = load_exported(fold)
     labels = list(model.labels)
+    if run == "post-c":  # trained with fallback_margin=1: each label's dev evidence, by name, and what it kept
+        # a label below the margin keeps its calibration even where the prior was better on dev: no bound by the prior
+        assert module["calibration"]["fallback_margin"] == 1.0
+        assert list(fitted["fallback_evidence"]) == labels and isinstance(fitted["kept_by_margin"], int)
+        below = [label for label, z in fitted["fallback_evidence"].items() if z <= 1.0]
+        assert all(fitted["prior_weight"][view][label] == 1.0 for view in fitted["prior_weight"] for label in below)
+    else:
+        assert "fallback_evidence" not in fitted and losses["mixed"] <= losses["prior"] + 1e-6
     assert fitted["prior"] == {
         f"a{v + 1}": {label: round(float(value), 4) for label, value in zip(labels, row)}
         for v, row in enumerate(prior.reshape(model.num_views, -1).tolist())
