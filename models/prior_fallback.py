@@ -69,11 +69,16 @@ def mixed(probabilities: torch.Tensor, weight: torch.Tensor, prior: torch.Tensor
     return weight * probabilities + (1 - weight) * prior
 
 
+def item_log_loss(probabilities: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Each item's binary log-loss against soft ``targets``, the probabilities clipped as the scorer clips them."""
+    p = probabilities.clamp(EPSILON, 1 - EPSILON)
+    return -(targets * p.log() + (1 - targets) * (1 - p).log())
+
+
 def mixture_log_loss(calibrated, targets, weight, prior, mix) -> torch.Tensor:
     """Per column ``[K]``: the mean ``weight``-ed binary log-loss of ``mixed(calibrated, mix, prior)`` over the rows
     of ``[N, K]`` tensors against soft ``targets``."""
-    p = mixed(calibrated, mix, prior).clamp(EPSILON, 1 - EPSILON)
-    terms = -(targets * p.log() + (1 - targets) * (1 - p).log()) * weight
+    terms = item_log_loss(mixed(calibrated, mix, prior), targets) * weight
     return terms.sum(0) / weight.sum(0).clamp(min=1e-12)
 
 
@@ -105,15 +110,10 @@ def evidence(calibrated, targets, weight, prior, mix, posts: torch.Tensor, label
     observation (``common.paired_difference``; items of weight 0 left out). A label is judged over its views because
     its views are scored pooled, and one view's head alone sees a third of the evidence. No difference at all (``w =
     1``), or too few posts to tell, is 0; a difference without spread, infinite."""
-    pi = prior.double().expand(calibrated.shape[1:])
+    q, t, pi = calibrated.double(), targets.double(), prior.double().expand(calibrated.shape[1:])
     present = weight.double() > 0
-
-    def losses(p: torch.Tensor) -> torch.Tensor:
-        p, t = p.double().clamp(EPSILON, 1 - EPSILON), targets.double()
-        return -(t * p.log() + (1 - t) * (1 - p).log())
-
-    items, views = calibrated.shape[0], calibrated.shape[1] // labels
-    gain = torch.where(present, losses(calibrated) - losses(mixed(calibrated.double(), mix.double(), pi)), 0.0)
+    items, views = q.shape[0], q.shape[1] // labels
+    gain = torch.where(present, item_log_loss(q, t) - item_log_loss(mixed(q, mix.double(), pi), t), 0.0)
     pooled = gain.reshape(items, views, labels).sum(1)
     seen = present.reshape(items, views, labels).any(1)
     pooled = torch.where(seen, pooled, torch.nan).numpy()
