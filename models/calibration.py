@@ -55,10 +55,10 @@ class CalibrationSettings(Strict):
     ``platt``, the last for post heads only), ``scope`` (``own`` | ``shared``) and ``min_evidence`` (module
     docstring); ``fallback`` (``none`` | ``prior``) with ``fallback_folds``: whether each head / decoder then mixes
     its calibrated probability with its label's share in the training part, by a weight cross-fitted on dev over
-    ``fallback_folds`` parts, and ``fallback_margin``: how many standard errors of cross-fitted dev evidence a head /
-    decoder needs before the mixture replaces its calibration (0: any; ``models/prior_fallback.py``). Frozen plain
-    values: saved in ``model.json`` as they are. The class default is ``none`` (a model built in code, or a folder saved before calibration existed);
-    ``conf/model/`` chooses what a run fits."""
+    ``fallback_folds`` parts, and ``fallback_margin``: how many standard errors of cross-fitted dev evidence a label
+    needs before its mixtures replace its calibration (0: any; ``models/prior_fallback.py``). Frozen plain values:
+    saved in ``model.json`` as they are. The class default is ``none`` (a model built in code, or a folder saved
+    before calibration existed); ``conf/model/`` chooses what a run fits."""
 
     method: Literal["none", "temperature", "platt"] = "none"
     scope: Literal["own", "shared"] = "own"
