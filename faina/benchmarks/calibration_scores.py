@@ -27,7 +27,7 @@ from common.paired_difference import paired_difference
 from faina.benchmarks.quality_runs import TASKS, dev_corpus_of, model_dir
 from models.calibration import CalibrationSettings, PostCalibrationSettings, SpanCalibrationSettings
 
-MARGIN = 1.0  # the +margin rows' fallback_margin: one standard error of dev evidence before a head moves
+MARGIN = 1.0  # the +margin rows' fallback_margin: one standard error of dev evidence before a label moves
 CALIBRATIONS: dict[str, dict[str, CalibrationSettings | None]] = {
     "post": {
         "uncalibrated": None,

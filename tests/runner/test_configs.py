@@ -167,3 +167,5 @@ def test_runs_fit_a_temperature_per_label_and_the_schema_reads_it(task, kind):
     wrong = "platt" if task == "span-f" else "isotonic"  # Platt has no meaning for a CRF; isotonic is not offered
     with pytest.raises(UserError, match="calibration.method"):
         check_model_config(compose_train(f"task={task}", f"model.module.calibration.method={wrong}").model)
+    with pytest.raises(UserError, match="calibration.fallback_margin"):  # standard errors: not below 0
+        check_model_config(compose_train(f"task={task}", "model.module.calibration.fallback_margin=-1").model)
